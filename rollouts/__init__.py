@@ -1,0 +1,1 @@
+"""Relax Rollout Viewer: a reusable Django app for Relax rollout step files."""

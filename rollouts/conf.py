@@ -1,0 +1,38 @@
+"""App settings, read from Django settings at access time so overrides in tests just work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+
+# Pad tokens collapsed into one badge with a count (the CLI's --mask-str overrides it).
+DEFAULT_MASK_STR = r"<\|image_pad\|>|<\|imgpad\|>|<\|audio_comp_pad\|>"
+
+
+def normalize_base_path(raw: str) -> str:
+    """'/absproxy/8080/' -> '/absproxy/8080'; '' or '/' -> '' (served at the root)."""
+    stripped = raw.strip().strip("/")
+    return "/" + stripped if stripped else ""
+
+
+class RolloutsSettings:
+    @property
+    def DATA_DIR(self) -> Path | None:
+        value = getattr(settings, "ROLLOUTS_DATA_DIR", None)
+        return Path(value) if value else None
+
+    @property
+    def CACHE_ALIAS(self) -> str:
+        return getattr(settings, "ROLLOUTS_CACHE_ALIAS", "rollouts")
+
+    @property
+    def MASK_STR(self) -> str:
+        return getattr(settings, "ROLLOUTS_MASK_STR", DEFAULT_MASK_STR)
+
+    @property
+    def MAX_PAGE_SIZE(self) -> int:
+        return getattr(settings, "ROLLOUTS_MAX_PAGE_SIZE", 500)
+
+
+conf = RolloutsSettings()

@@ -1,0 +1,81 @@
+"""JSON responses: strict JSON always, one error shape, no paths or tracebacks ever."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.http import HttpRequest, HttpResponse
+
+from .store import BadRequest, NotFound, StoreError, UnreadableLine, finite_or_none
+
+logger = logging.getLogger("rollouts")
+
+JSON_TYPE = "application/json"
+_STATUS_OF: list[tuple[type[StoreError], HTTPStatus]] = [
+    (NotFound, HTTPStatus.NOT_FOUND),
+    (BadRequest, HTTPStatus.BAD_REQUEST),
+    (UnreadableLine, HTTPStatus.UNPROCESSABLE_ENTITY),
+]
+
+
+class Unavailable(StoreError):
+    """The data directory itself is missing or unreadable."""
+
+
+def dumps(data: Any) -> bytes:
+    return json.dumps(finite_or_none(data), ensure_ascii=False, allow_nan=False).encode()
+
+
+def json_response(data: Any, status: int = HTTPStatus.OK) -> HttpResponse:
+    return HttpResponse(dumps(data), status=status, content_type=JSON_TYPE)
+
+
+def error_response(status: HTTPStatus, message: str, **extra: Any) -> HttpResponse:
+    body = {"ok": False, "status": status.value, "error": status.phrase, "message": message}
+    return json_response({**body, **extra}, status=status)
+
+
+def status_of(exc: StoreError) -> HTTPStatus:
+    for cls, status in _STATUS_OF:
+        if isinstance(exc, cls):
+            return status
+    return HTTPStatus.SERVICE_UNAVAILABLE
+
+
+def api_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Turn store errors into the JSON error shape, and anything unexpected into a bare 500."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except UnreadableLine as exc:
+            return error_response(status_of(exc), str(exc), line=exc.line)
+        except StoreError as exc:
+            return error_response(status_of(exc), str(exc))
+        except Exception:
+            logger.exception("unexpected error in %s", request.path)
+            return error_response(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error; see the log")
+
+    return wrapper
+
+
+def is_same_origin(request: HttpRequest) -> bool:
+    """A browser POST must come from our own pages; scripts (no Origin header) may POST.
+
+    Browsers send `Origin` (and `Sec-Fetch-Site`) on every cross-site POST, so checking them
+    stops cross-site requests without making curl users fetch a CSRF token first.
+    """
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None and site not in ("same-origin", "none"):
+        return False
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return True
+    return urlsplit(origin).netloc == request.get_host()

@@ -1,0 +1,139 @@
+"""`python manage.py visualize DATA_DIR`: the viewer served by gunicorn, with the original flags."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from pathlib import Path
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.core.cache import caches
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from rollouts.conf import normalize_base_path
+from rollouts.store import Catalog
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+class Command(BaseCommand):
+    help = "Serve the Relax Rollout Viewer for DATA_DIR (a rollout_result/ dir or a dir of steps)."
+    # Checks run after the flags are applied (they would warn that no data dir is set).
+    requires_system_checks: ClassVar[list[str]] = []
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("data_dir", metavar="DATA_DIR", help="directory of step files")
+        parser.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+        parser.add_argument(
+            "--host",
+            default="127.0.0.1",
+            help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 exposes it)",
+        )
+        parser.add_argument(
+            "--cache-memory", type=int, default=4096, metavar="MB", help="index cache budget in MB"
+        )
+        parser.add_argument(
+            "--cache-entries", type=int, default=20, help="most step indexes kept (default 20)"
+        )
+        parser.add_argument(
+            "--base-path", default="", help="URL prefix behind a reverse proxy, e.g. /absproxy/8080"
+        )
+        parser.add_argument("--tui", action="store_true", help="terminal UI instead of the web")
+        parser.add_argument(
+            "--mask-str", default=None, help="regex of pad tokens to collapse ('' turns it off)"
+        )
+        parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+        parser.add_argument("--threads", type=int, default=8, help="threads per process")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        data_dir = self._check_data_dir(options["data_dir"])
+        if options["tui"]:
+            raise CommandError("--tui: the terminal UI is not available yet; use the web viewer")
+        self._check_numbers(options)
+        mask = options["mask_str"]
+        if mask:
+            try:
+                re.compile(mask)
+            except re.error as exc:
+                raise CommandError(f"--mask-str is not a valid regular expression: {exc}") from None
+        base_path = normalize_base_path(options["base_path"])
+        self._apply_settings(data_dir, base_path, options)
+        self.check(display_num_errors=False)
+
+        from django.core.handlers.wsgi import WSGIHandler
+
+        from rollouts.server import serve
+
+        application = WSGIHandler()
+        self._print_banner(data_dir, base_path, options)
+        serve(
+            application,
+            host=options["host"],
+            port=options["port"],
+            workers=options["workers"],
+            threads=options["threads"],
+        )
+
+    def _check_data_dir(self, raw: str) -> Path:
+        path = Path(raw).expanduser()
+        if not path.exists():
+            raise CommandError(f"DATA_DIR {raw} does not exist")
+        if not path.is_dir():
+            raise CommandError(f"DATA_DIR {raw} is not a directory")
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise CommandError(f"DATA_DIR {raw} is not readable")
+        return path.resolve()
+
+    def _check_numbers(self, options: dict[str, Any]) -> None:
+        if not 0 <= options["port"] <= 65535:
+            raise CommandError("--port must be between 0 and 65535")
+        for flag in ("cache_memory", "cache_entries", "workers", "threads"):
+            if options[flag] < 1:
+                raise CommandError(f"--{flag.replace('_', '-')} must be at least 1")
+
+    def _apply_settings(self, data_dir: Path, base_path: str, options: dict[str, Any]) -> None:
+        """The flags win over the environment; applied before the WSGI app is built."""
+        settings.ROLLOUTS_DATA_DIR = str(data_dir)
+        if options["mask_str"] is not None:
+            settings.ROLLOUTS_MASK_STR = options["mask_str"]
+        alias = getattr(settings, "ROLLOUTS_CACHE_ALIAS", "rollouts")
+        settings.CACHES[alias] = {
+            "BACKEND": "rollouts.cache.ByteLimitedCache",
+            "OPTIONS": {
+                "MAX_BYTES": options["cache_memory"] * 1024 * 1024,
+                "MAX_ENTRIES": options["cache_entries"],
+            },
+        }
+        caches.__dict__.pop("settings", None)  # forget CACHES if anything read it already
+        if base_path:
+            settings.FORCE_SCRIPT_NAME = base_path
+            settings.STATIC_URL = f"{base_path}/static/"
+        host = options["host"]
+        if host not in LOOPBACK_HOSTS:
+            # Reached by this machine's name or address, which we cannot list in advance.
+            settings.ALLOWED_HOSTS = ["*"] if host in ("0.0.0.0", "::") else [host, "127.0.0.1"]  # noqa: S104
+
+    def _print_banner(self, data_dir: Path, base_path: str, options: dict[str, Any]) -> None:
+        host, port = options["host"], options["port"]
+        shown_host = socket.gethostname() if host in ("0.0.0.0", "::") else host  # noqa: S104
+        if ":" in shown_host:
+            shown_host = f"[{shown_host}]"
+        catalog = Catalog(data_dir)
+        buckets = ", ".join(f"{b} ({len(catalog.steps(b))} steps)" for b in catalog.buckets())
+        lines = [
+            "Relax Rollout Viewer",
+            f"  data:   {data_dir}  [{buckets}]",
+            f"  open:   http://{shown_host}:{port}{base_path}/",
+            f"  cache:  {options['cache_memory']} MB, {options['cache_entries']} step indexes;"
+            f" {options['workers']} worker(s) x {options['threads']} threads",
+        ]
+        if host not in LOOPBACK_HOSTS:
+            lines.append(
+                f"  note:   listening on {host}: anyone who can reach this machine"
+                " can read the data"
+            )
+        lines.append("  Press Ctrl+C to stop.")
+        self.stdout.write("\n".join(lines))
+        self.stdout.flush()

@@ -1,0 +1,168 @@
+"""The data directory as buckets of steps, and the one place paths are checked.
+
+Every path handed out is resolved (symlinks followed) and lies inside the resolved data
+directory; a step that is a symlink to somewhere else, a `..`, or any name that is not a bare
+step number does not exist as far as callers can tell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from .columns import Columns
+from .errors import NotFound
+from .index import StepIndex
+
+STEP_FILE = re.compile(r"^(\d+)\.jsonl$")
+KNOWN_BUCKETS = ("train", "eval")
+DEFAULT_BUCKET = "default"
+
+
+class IndexCache(Protocol):
+    """The two calls the store needs from a cache (Django's cache API has both)."""
+
+    def get(self, key: str, default: Any = None) -> Any: ...
+
+    def set(self, key: str, value: Any, timeout: Any = ...) -> None: ...
+
+
+class DictCache:
+    """An unbounded cache for callers without Django (scripts, the terminal UI's tests)."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def set(self, key: str, value: Any, timeout: Any = None) -> None:
+        self._data[key] = value
+
+
+@dataclass(frozen=True, slots=True)
+class StepFile:
+    step: int
+    filename: str
+    size_bytes: int
+
+
+class Catalog:
+    """Buckets and steps of one data directory, and their indexes (kept in `cache`)."""
+
+    def __init__(self, data_dir: Path | str, cache: IndexCache | None = None) -> None:
+        self.root = Path(data_dir).resolve(strict=True)
+        if not self.root.is_dir():
+            raise NotADirectoryError(f"{data_dir} is not a directory")
+        self.name = self.root.name
+        self.cache: IndexCache = cache if cache is not None else DictCache()
+        self._build_locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    # -- catalog -------------------------------------------------------------------------
+    def _contained(self, path: Path) -> Path | None:
+        """`path` resolved, or None when it leaves the data directory or does not exist."""
+        try:
+            resolved = path.resolve(strict=True)
+        except (OSError, RuntimeError):  # missing, or a symlink loop
+            return None
+        return resolved if resolved.is_relative_to(self.root) else None
+
+    def _bucket_dirs(self) -> dict[str, Path]:
+        found: dict[str, Path] = {}
+        for base in (self.root, self.root / "rollout_result"):
+            for name in KNOWN_BUCKETS:
+                path = self._contained(base / name)
+                if path is not None and path.is_dir():
+                    found[name] = path
+            if found:
+                return found
+        return {DEFAULT_BUCKET: self.root}
+
+    def buckets(self) -> list[str]:
+        return list(self._bucket_dirs())
+
+    def bucket_dir(self, bucket: str) -> Path:
+        path = self._bucket_dirs().get(bucket)
+        if path is None:
+            raise NotFound(f"no bucket {bucket!r}; this data dir has: {', '.join(self.buckets())}")
+        return path
+
+    def steps(self, bucket: str) -> list[StepFile]:
+        """Step files of a bucket, in numeric order."""
+        directory = self.bucket_dir(bucket)
+        found: list[StepFile] = []
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                match = STEP_FILE.match(entry.name)
+                if match is None:
+                    continue
+                path = self._contained(Path(entry.path))
+                if path is None or not path.is_file():
+                    continue
+                found.append(StepFile(int(match.group(1)), entry.name, path.stat().st_size))
+        found.sort(key=lambda s: (s.step, s.filename))
+        return found
+
+    def step_path(self, bucket: str, filename: str) -> Path:
+        directory = self.bucket_dir(bucket)
+        if STEP_FILE.match(filename) is None:
+            raise NotFound(f"{filename!r} is not a step file (names are <step>.jsonl)")
+        path = self._contained(directory / filename)
+        if path is None or not path.is_file():
+            raise NotFound(f"no step {filename!r} in bucket {bucket!r}")
+        return path
+
+    # -- indexes -------------------------------------------------------------------------
+    def open_step(self, bucket: str, filename: str) -> StepIndex:
+        """The step's index, current with the file (built, extended or rebuilt as needed)."""
+        path = self.step_path(bucket, filename)
+        key = "rollouts.step." + hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()
+        index: StepIndex | None = self.cache.get(key)
+        if index is None:
+            with self._build_lock(key):  # one build per step, however many requests wait
+                index = self.cache.get(key)
+                if index is None:
+                    index = StepIndex.build(path, f"{bucket}/{filename}")
+        index = index.refresh()
+        index.cache_key = key
+        self._account(index)
+        return index
+
+    def columns(self, index: StepIndex) -> Columns:
+        """The step's columns, decoding what is missing first (blocks)."""
+        columns = index.ensure_columns()
+        self._account(index)
+        return columns
+
+    def ordering(
+        self, index: StepIndex, sort: str | None, order: str, filters: dict[str, str]
+    ) -> array:
+        result = index.ordering(sort, order, filters)
+        self._account(index)
+        return result
+
+    def prepare_columns(self, index: StepIndex) -> None:
+        """Decode the columns on a background thread, so sorting is ready soon after opening."""
+        if index.columns_ready or index.lock.locked():
+            return
+        threading.Thread(
+            target=self.columns, args=(index,), name=f"columns {index.name}", daemon=True
+        ).start()
+
+    def _account(self, index: StepIndex) -> None:
+        """(Re-)store the index when its size changed, so the cache's byte budget stays true."""
+        size = index.cache_nbytes()
+        if index.accounted_nbytes != size:
+            index.accounted_nbytes = size
+            self.cache.set(index.cache_key, index, None)
+
+    def _build_lock(self, key: str) -> threading.Lock:
+        with self._locks_guard:
+            return self._build_locks.setdefault(key, threading.Lock())

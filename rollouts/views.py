@@ -1,0 +1,277 @@
+"""HTTP in, store calls, HTTP out. Every JSON shape here is documented in the README."""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Iterator
+from http import HTTPStatus
+from pathlib import Path
+
+from django.core.cache import InvalidCacheBackendError, caches
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST, require_safe
+
+from .cache import ByteLimitedCache
+from .conf import conf
+from .http import (
+    JSON_TYPE,
+    Unavailable,
+    api_view,
+    dumps,
+    error_response,
+    is_same_origin,
+    json_response,
+)
+from .store import BadRequest, Catalog, StepIndex, line_as_json
+from .store.jsonio import LineError, decode_line
+
+_catalogs: dict[tuple[str, int], Catalog] = {}
+_catalogs_lock = threading.Lock()
+_fallback_cache = ByteLimitedCache("rollouts-fallback", {})
+
+
+def index_cache():
+    try:
+        return caches[conf.CACHE_ALIAS]
+    except InvalidCacheBackendError:
+        return _fallback_cache  # the W002 system check has said so at start-up
+
+
+def get_catalog() -> Catalog:
+    data_dir = conf.DATA_DIR
+    if data_dir is None:
+        raise Unavailable("no data directory is configured (ROLLOUTS_DATA_DIR)")
+    cache = index_cache()
+    key = (str(data_dir), id(cache))
+    catalog = _catalogs.get(key)
+    if catalog is None:
+        with _catalogs_lock:
+            try:
+                catalog = _catalogs[key] = Catalog(data_dir, cache)
+            except OSError:
+                raise Unavailable(
+                    f"the data directory {Path(data_dir).name!r} is not readable"
+                ) from None
+    return catalog
+
+
+# -- parameters ------------------------------------------------------------------------------
+def _int_param(request: HttpRequest, name: str, default: int, low: int, high: int) -> int:
+    raw = request.GET.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadRequest(f"{name} must be an integer, got {raw!r}") from None
+    if not low <= value <= high:
+        raise BadRequest(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _ordering_params(request: HttpRequest) -> tuple[str | None, str, dict[str, str]]:
+    sort = request.GET.get("sort") or None
+    order = request.GET.get("order") or "asc"
+    if order not in ("asc", "desc"):
+        raise BadRequest(f"order must be 'asc' or 'desc', got {order!r}")
+    if sort == "position":
+        sort = None  # file order
+    filters = {name: request.GET[name] for name in ("status", "dataset") if request.GET.get(name)}
+    return sort, order, filters
+
+
+# -- pages -----------------------------------------------------------------------------------
+@require_safe
+def index(request: HttpRequest) -> HttpResponse:
+    context: dict = {"error": None, "buckets": []}
+    try:
+        catalog = get_catalog()
+        context["data_dir"] = catalog.name
+        context["buckets"] = [
+            {"name": name, "steps": catalog.steps(name)} for name in catalog.buckets()
+        ]
+    except Unavailable as exc:
+        context["error"] = str(exc)
+    return TemplateResponse(request, "rollouts/index.html", context)
+
+
+# -- JSON API --------------------------------------------------------------------------------
+@require_safe
+@api_view
+def api_subdirs(request: HttpRequest) -> HttpResponse:
+    catalog = get_catalog()
+    return json_response({"data_dir": catalog.name, "subdirs": catalog.buckets()})
+
+
+@require_safe
+@api_view
+def api_steps(request: HttpRequest, subdir: str) -> HttpResponse:
+    steps = get_catalog().steps(subdir)
+    return json_response(
+        {
+            "subdir": subdir,
+            "steps": [
+                {"filename": s.filename, "step": s.step, "size_bytes": s.size_bytes} for s in steps
+            ],
+            "total": len(steps),
+        }
+    )
+
+
+def _splice(head: dict, key: str, items: list[bytes], tail: dict | None = None) -> bytes:
+    """`head` as a JSON object with `key` holding already-encoded JSON items, then `tail`."""
+    out = dumps(head)[:-1] + b', "' + key.encode() + b'": [' + b", ".join(items) + b"]"
+    if tail:
+        out += b", " + dumps(tail)[1:-1]
+    return out + b"}"
+
+
+@require_safe
+@api_view
+def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
+    page = _int_param(request, "page", 1, 1, 10**9)
+    page_size = _int_param(request, "page_size", 50, 1, conf.MAX_PAGE_SIZE)
+    sort, order, filters = _ordering_params(request)
+    catalog = get_catalog()
+    index = catalog.open_step(subdir, filename)
+    ordering = catalog.ordering(index, sort, order, filters)
+    total = len(ordering)
+    positions = list(ordering[(page - 1) * page_size : page * page_size])
+    samples = [line_as_json(s.decoded, s.data) for s in map(index.read, positions)]
+    head = {
+        "subdir": subdir,
+        "filename": filename,
+        "page": page,
+        "page_size": page_size,
+        "total": total,
+        "total_pages": math.ceil(total / page_size),
+        "sort": sort or "position",
+        "order": order,
+        "filters": filters,
+    }
+    return HttpResponse(
+        _splice(head, "samples", samples, {"positions": positions}), content_type=JSON_TYPE
+    )
+
+
+@require_safe
+@api_view
+def api_sample(request: HttpRequest, subdir: str, filename: str, position: int) -> HttpResponse:
+    catalog = get_catalog()
+    index = catalog.open_step(subdir, filename)
+    catalog.prepare_columns(index)  # the next thing a viewer asks for is a sorted list
+    sample = index.read(position)
+    head = {
+        "subdir": subdir,
+        "filename": filename,
+        "position": position,
+        "line": sample.line,
+        "records": len(index),
+        "warnings": sample.decoded.warnings,
+    }
+    body = dumps(head)[:-1] + b', "sample": ' + line_as_json(sample.decoded, sample.data) + b"}"
+    return HttpResponse(body, content_type=JSON_TYPE)
+
+
+@require_safe
+@api_view
+def api_columns(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
+    catalog = get_catalog()
+    index = catalog.open_step(subdir, filename)
+    columns = catalog.columns(index)
+    names = columns.names()
+    wanted = request.GET.get("names")
+    if wanted:
+        names = [n for n in wanted.split(",") if n]
+        unknown = [n for n in names if n not in columns.numeric and n not in columns.categorical]
+        if unknown:
+            raise BadRequest(
+                f"unknown column(s) {', '.join(unknown)}; this step has: "
+                f"{', '.join(columns.names())}"
+            )
+    rows = range(columns.rows)
+    return json_response(
+        {
+            "subdir": subdir,
+            "filename": filename,
+            **step_summary(index),
+            "columns": {name: [columns.value(name, r) for r in rows] for name in names},
+            "labels": columns.labels if not wanted else None,
+        }
+    )
+
+
+def step_summary(index: StepIndex) -> dict:
+    """What a client needs to know about a step besides its samples."""
+    columns = index.columns
+    return {
+        "records": len(index),
+        "total": len(index) - len(index.invalid),
+        "size_bytes": index.identity.size,
+        "columns_ready": index.columns_ready,
+        "keys": list(columns.keys) if columns is not None else [],
+        "invalid": [
+            {"position": p, "line": index.lines[p], "error": msg}
+            for p, msg in sorted(index.invalid.items())
+        ],
+        "partial_tail_bytes": index.partial_tail_bytes,
+    }
+
+
+@require_safe
+@api_view
+def api_file(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
+    """The whole step, streamed line by line: a 1 GB step never sits in memory."""
+    index = get_catalog().open_step(subdir, filename)
+    response = StreamingHttpResponse(_stream_file(index, subdir, filename), content_type=JSON_TYPE)
+    stem = filename.removesuffix(".jsonl")
+    response["Content-Disposition"] = f'inline; filename="{subdir}-{stem}.json"'
+    return response
+
+
+def _stream_file(index: StepIndex, subdir: str, filename: str) -> Iterator[bytes]:
+    yield dumps({"subdir": subdir, "filename": filename})[:-1] + b', "samples": ['
+    count = 0
+    with open(index.path, "rb") as f:
+        for start, end in zip(index.starts, index.ends, strict=True):
+            data = _pread(f, start, end)
+            try:
+                decoded = decode_line(data)
+            except LineError:
+                continue  # reported by the columns endpoint; the file itself stays readable
+            yield (b", " if count else b"") + line_as_json(decoded, data)
+            count += 1
+    yield b'], "total": ' + str(count).encode() + b"}"
+
+
+def _pread(f, start: int, end: int) -> bytes:
+    return os.pread(f.fileno(), end - start, start)
+
+
+@require_safe
+@api_view
+def api_cache_stats(request: HttpRequest) -> HttpResponse:
+    cache = index_cache()
+    stats = cache.stats() if hasattr(cache, "stats") else {}
+    return json_response({"alias": conf.CACHE_ALIAS, **stats})
+
+
+@csrf_exempt  # protected by the same-origin check below; see the README's Security section
+@require_POST
+@api_view
+def api_cache_clear(request: HttpRequest) -> HttpResponse:
+    if not is_same_origin(request):
+        return error_response(HTTPStatus.FORBIDDEN, "cross-origin requests may not clear the cache")
+    cache = index_cache()
+    cache.clear()
+    stats = cache.stats() if hasattr(cache, "stats") else {}
+    return json_response({"ok": True, "alias": conf.CACHE_ALIAS, **stats})
+
+
+@api_view
+def api_not_found(request: HttpRequest, rest: str) -> HttpResponse:
+    return error_response(HTTPStatus.NOT_FOUND, "no such API endpoint")
