@@ -57,7 +57,10 @@ class LineError(ValueError):
 
 def decode_line(data: bytes) -> DecodedLine:
     try:
-        return DecodedLine(strict=True, raw=_raw_object_decoder.decode(data))
+        raw = _raw_object_decoder.decode(data)
+        # msgspec checks UTF-8 only in the strings it decodes, not in the values it skips.
+        if data.isascii() or _is_utf8(data):
+            return DecodedLine(strict=True, raw=raw)
     except msgspec.DecodeError:
         pass
     warnings: list[str] = []
@@ -77,6 +80,14 @@ def decode_line(data: bytes) -> DecodedLine:
     if _has_non_finite(obj):
         warnings.append("non-finite numbers (NaN/Infinity) are shown as null")
     return DecodedLine(strict=False, obj=obj, warnings=warnings)
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _json_type(value: Any) -> str:
