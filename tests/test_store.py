@@ -54,7 +54,9 @@ def test_steps_sort_numerically_and_ignore_non_step_files(write_step, data_dir):
     ]
 
 
-@pytest.mark.parametrize("name", ["notes.jsonl", "20.pending.json", "..", "../0.jsonl", "%2F0.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["notes.jsonl", "20.pending.json", "..", "../0.jsonl", "%2F0.jsonl"]
+)
 def test_non_step_names_are_never_opened(write_step, data_dir, name):
     write_step("train", 0, [sample(0)])
     (data_dir / "train" / "notes.jsonl").write_text("{}\n")
@@ -220,7 +222,7 @@ def test_rewritten_file_is_reindexed(write_step, data_dir):
 
 def test_rewrite_that_grows_with_other_bytes_is_not_taken_for_growth(write_step, data_dir):
     write_step("train", 0, [sample(0)])
-    catalog, index = open_step(data_dir, "train", "0.jsonl")
+    catalog, _index = open_step(data_dir, "train", "0.jsonl")
     path = data_dir / "train" / "0.jsonl"
     # Same inode, larger, different first line: a resumed run rewrote the step.
     with path.open("r+b") as f:
@@ -231,7 +233,7 @@ def test_rewrite_that_grows_with_other_bytes_is_not_taken_for_growth(write_step,
 
 def test_deleted_step_is_not_found(write_step, data_dir):
     path = write_step("train", 0, [sample(0)])
-    catalog, index = open_step(data_dir, "train", "0.jsonl")
+    catalog, _index = open_step(data_dir, "train", "0.jsonl")
     path.unlink()
     with pytest.raises(NotFound):
         catalog.open_step("train", "0.jsonl")
