@@ -8,6 +8,7 @@ step number does not exist as far as callers can tell.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import threading
@@ -17,8 +18,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .columns import Columns
-from .errors import NotFound
+from .errors import NotFound, StoreError
 from .index import StepIndex
+
+logger = logging.getLogger("rollouts.store")
 
 STEP_FILE = re.compile(r"^(\d+)\.jsonl$")
 KNOWN_BUCKETS = ("train", "eval")
@@ -150,11 +153,21 @@ class Catalog:
 
     def prepare_columns(self, index: StepIndex) -> None:
         """Decode the columns on a background thread, so sorting is ready soon after opening."""
-        if index.columns_ready or index.lock.locked():
+        if index.columns_ready or index.columns_building:
             return
+        index.columns_building = True  # a rare double start is harmless: the lock serialises
         threading.Thread(
-            target=self.columns, args=(index,), name=f"columns {index.name}", daemon=True
+            target=self._build_columns, args=(index,), name=f"columns {index.name}", daemon=True
         ).start()
+
+    def _build_columns(self, index: StepIndex) -> None:
+        try:
+            self.columns(index)
+        except (OSError, StoreError):
+            # The file vanished or changed under us; the next request rebuilds and reports it.
+            logger.warning("background indexing of %s failed", index.name, exc_info=True)
+        finally:
+            index.columns_building = False
 
     def _account(self, index: StepIndex) -> None:
         """(Re-)store the index when its size changed, so the cache's byte budget stays true."""

@@ -69,6 +69,7 @@ class StepIndex:
         self.lock = threading.RLock()
         self.cache_key = ""  # set by the catalog that caches this index
         self.accounted_nbytes = -1  # the size the cache last saw
+        self.columns_building = False  # a background column pass is under way
         self._columns_rows = 0
         self._orderings: dict[tuple, array] = {}
 

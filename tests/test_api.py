@@ -1,0 +1,222 @@
+"""The JSON API through Django's test client, with the app mounted under /portal/rollouts/."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from django.core.cache import caches
+from django.urls import reverse
+
+from tests.conftest import sample
+
+PREFIX = "/portal/rollouts"
+
+
+@pytest.fixture(autouse=True)
+def _app(settings, data_dir):
+    settings.ROLLOUTS_DATA_DIR = str(data_dir)
+    caches["rollouts"].clear()
+
+
+def get(client, path: str, **params):
+    response = client.get(PREFIX + path, params)
+    assert response["Content-Type"] == "application/json"
+    return response.status_code, strict_json(response.content)
+
+
+def strict_json(body: bytes):
+    """Parse like a browser would: bare NaN/Infinity are errors, so is invalid UTF-8."""
+
+    def reject(token: str):
+        raise AssertionError(f"non-standard JSON token {token} in the response")
+
+    return json.loads(body.decode("utf-8"), parse_constant=reject)
+
+
+def assert_error(status: int, data: dict, expected_status: int, fragment: str) -> None:
+    assert status == expected_status
+    assert data["ok"] is False and data["status"] == expected_status
+    assert fragment in data["message"]
+    assert "/tmp" not in data["message"] and "Traceback" not in data["message"]
+
+
+def test_urls_are_reversed_under_the_mount_point():
+    assert reverse("rollouts:api-subdirs") == f"{PREFIX}/api/jsonl/subdirs"
+
+
+def test_subdirs_show_the_data_dir_name_not_its_path(client, write_step, data_dir):
+    write_step("train", 0, [sample(0)])
+    write_step("eval", 0, [sample(0)])
+    status, data = get(client, "/api/jsonl/subdirs")
+    assert status == 200
+    assert data == {"data_dir": data_dir.name, "subdirs": ["train", "eval"]}
+
+
+def test_steps_list_numeric_order_with_sizes(client, write_step, data_dir):
+    paths = {
+        step: write_step("train", step, [sample(i) for i in range(step + 1)]) for step in (10, 2, 0)
+    }
+    (data_dir / "train" / "notes.jsonl").write_text("{}\n")
+    status, data = get(client, "/api/jsonl/train/steps")
+    assert status == 200
+    assert data["subdir"] == "train" and data["total"] == 3
+    assert data["steps"] == [
+        {"filename": f"{s}.jsonl", "step": s, "size_bytes": paths[s].stat().st_size}
+        for s in (0, 2, 10)
+    ]
+
+
+def test_samples_page_matches_the_file(client, write_step):
+    records = [sample(i) for i in range(7)]
+    write_step("train", 3, records)
+    status, data = get(client, "/api/jsonl/train/file/3.jsonl/samples", page=2, page_size=3)
+    assert status == 200
+    assert (data["page"], data["page_size"], data["total"], data["total_pages"]) == (2, 3, 7, 3)
+    assert data["samples"] == records[3:6]
+    assert data["positions"] == [3, 4, 5]
+
+
+def test_samples_sorted_by_reward_desc_with_nan_last(client, write_step):
+    rewards = [0.2, math.nan, 0.9, 0.5, None]
+    write_step("train", 0, [sample(i, reward=r) for i, r in enumerate(rewards)])
+    status, data = get(
+        client, "/api/jsonl/train/file/0.jsonl/samples", sort="reward", order="desc", page_size=10
+    )
+    assert status == 200
+    assert [s["sample_index"] for s in data["samples"]] == [2, 3, 0, 1, 4]
+    assert data["samples"][3]["reward"] is None  # NaN goes out as null
+
+
+def test_samples_filter_by_dataset(client, write_step):
+    write_step(
+        "eval",
+        0,
+        [sample(0, dataset="gsm8k"), sample(0, dataset="数学"), sample(1, dataset="数学")],
+    )
+    status, data = get(client, "/api/jsonl/eval/file/0.jsonl/samples", dataset="数学")
+    assert status == 200
+    assert data["total"] == 2 and data["positions"] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("params", "fragment"),
+    [
+        ({"page": "x"}, "page must be an integer"),
+        ({"page": "0"}, "page must be between"),
+        ({"page_size": "100000"}, "page_size must be between"),
+        ({"order": "up"}, "order must be"),
+        ({"sort": "nope"}, "unknown column 'nope'"),
+    ],
+)
+def test_bad_parameters_are_400(client, write_step, params, fragment):
+    write_step("train", 0, [sample(0)])
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/samples", **params)
+    assert_error(status, data, 400, fragment)
+
+
+def test_one_sample_by_position_with_line_number(client, write_step):
+    write_step("train", 0, [sample(0), "\n", sample(1, response="")])
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/sample/1")
+    assert status == 200
+    assert data["position"] == 1 and data["line"] == 3 and data["records"] == 2
+    assert data["sample"]["response"] == ""
+
+
+def test_unreadable_line_is_422_with_its_line_number(client, write_step):
+    write_step("train", 0, [sample(0), "{broken\n"])
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/sample/1")
+    assert_error(status, data, 422, "line 2")
+    assert data["line"] == 2
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/samples")
+    assert status == 200 and data["total"] == 1
+
+
+def test_sample_with_nan_and_bad_utf8_goes_out_as_strict_json(client, write_step):
+    line = json.dumps(sample(0, reward=math.nan)).encode().replace(b"answer", b"ans\xffwer")
+    write_step("train", 0, [line + b"\n"])
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/sample/0")
+    assert status == 200
+    assert data["sample"]["reward"] is None
+    assert data["sample"]["response"] == "ans\ufffdwer 0"
+    assert len(data["warnings"]) == 2
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/jsonl/nope/steps",
+        "/api/jsonl/train/file/9.jsonl/samples",
+        "/api/jsonl/train/file/notes.jsonl/samples",
+        "/api/jsonl/train/file/0.jsonl/sample/5",
+        "/api/jsonl/train/file/..%2F..%2Fetc%2Fpasswd",
+        "/api/jsonl/train/file/%2E%2E/samples",
+        "/api/nothing/here",
+    ],
+)
+def test_unknown_things_are_json_404s(client, write_step, data_dir, path):
+    write_step("train", 0, [sample(0)])
+    (data_dir / "train" / "notes.jsonl").write_text("{}\n")
+    response = client.get(PREFIX + path)
+    assert response.status_code == 404
+    data = json.loads(response.content)
+    assert data["ok"] is False and data["status"] == 404
+
+
+def test_columns_give_scalars_without_bodies(client, write_step):
+    write_step("train", 0, [sample(0, reward={"acc": 1.0}), "oops\n", sample(1, reward=math.inf)])
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/columns")
+    assert status == 200
+    assert data["records"] == 3 and data["total"] == 2 and data["columns_ready"] is True
+    assert data["columns"]["reward"] == [None, None, None]
+    assert data["columns"]["reward.acc"] == [1.0, None, None]
+    assert data["invalid"] == [{"position": 1, "line": 2, "error": data["invalid"][0]["error"]}]
+    assert "prompt" in data["keys"] and "prompt" not in data["columns"]
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/columns", names="status")
+    assert list(data["columns"]) == ["status"]
+
+
+def test_whole_file_is_streamed_without_invalid_lines(client, write_step):
+    records = [sample(i) for i in range(4)]
+    write_step("train", 0, [records[0], "[1]\n", *records[1:], '{"half'])
+    response = client.get(PREFIX + "/api/jsonl/train/file/0.jsonl")
+    assert response.status_code == 200 and response.streaming
+    data = strict_json(b"".join(response.streaming_content))
+    assert data == {"subdir": "train", "filename": "0.jsonl", "samples": records, "total": 4}
+
+
+def test_cache_stats_and_clear(client, write_step):
+    write_step("train", 0, [sample(0)])
+    get(client, "/api/jsonl/train/file/0.jsonl/sample/0")
+    status, stats = get(client, "/api/cache/stats")
+    assert status == 200 and stats["entries"] == 1 and stats["bytes"] > 0
+    response = client.post(PREFIX + "/api/cache/clear")
+    assert response.status_code == 200
+    assert json.loads(response.content)["entries"] == 0
+    assert get(client, "/api/cache/stats")[1]["entries"] == 0
+
+
+def test_cache_clear_refuses_cross_origin_and_get(client):
+    response = client.post(PREFIX + "/api/cache/clear", headers={"Origin": "https://evil.example"})
+    assert response.status_code == 403
+    response = client.post(PREFIX + "/api/cache/clear", headers={"Sec-Fetch-Site": "cross-site"})
+    assert response.status_code == 403
+    assert client.get(PREFIX + "/api/cache/clear").status_code == 405
+    ok = client.post(PREFIX + "/api/cache/clear", headers={"Origin": "http://testserver"})
+    assert ok.status_code == 200
+
+
+def test_missing_data_dir_is_503_without_the_path(client, settings, tmp_path):
+    settings.ROLLOUTS_DATA_DIR = str(tmp_path / "gone")
+    status, data = get(client, "/api/jsonl/subdirs")
+    assert_error(status, data, 503, "'gone'")
+
+
+def test_index_page_links_carry_the_mount_point(client, write_step):
+    write_step("train", 4, [sample(0)])
+    response = client.get(PREFIX + "/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f'href="{PREFIX}/api/jsonl/train/file/4.jsonl/sample/0"' in html
+    assert 'href="/static/rollouts/viewer.css"' in html
