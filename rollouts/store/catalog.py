@@ -106,10 +106,16 @@ class Catalog:
                 match = STEP_FILE.match(entry.name)
                 if match is None:
                     continue
-                path = self._contained(Path(entry.path))
-                if path is None or not path.is_file():
+                if entry.is_symlink():  # only links can leave the (contained) bucket dir
+                    path = self._contained(Path(entry.path))
+                    if path is None or not path.is_file():
+                        continue
+                    size = path.stat().st_size
+                elif entry.is_file(follow_symlinks=False):
+                    size = entry.stat(follow_symlinks=False).st_size
+                else:
                     continue
-                found.append(StepFile(int(match.group(1)), entry.name, path.stat().st_size))
+                found.append(StepFile(int(match.group(1)), entry.name, size))
         found.sort(key=lambda s: (s.step, s.filename))
         return found
 
