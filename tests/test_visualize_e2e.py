@@ -1,0 +1,759 @@
+"""`manage.py visualize` end to end: real server processes on loopback ports, real files, no mocks.
+
+Every expectation is computed from the step files themselves, parsed here with the standard
+`json` module (which, like the Relax writer, accepts bare NaN): the server must agree with a
+plain reading of the file, whatever clever indexing it does inside.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import signal
+import socket
+import struct
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from rollouts.demo import write_demo
+
+from .servers import (
+    REPO_ROOT,
+    ServerProcess,
+    free_port,
+    get_json,
+    loads_strict,
+    process_group_members,
+    request,
+    run_manage,
+    run_visualize,
+)
+
+pytestmark = pytest.mark.e2e
+
+STEP_NAME = re.compile(r"^(\d+)\.jsonl$")
+BUCKET_NAMES = ("train", "eval")
+STOP_WITHIN = 5.0  # seconds a stopped server may take to exit
+STYLESHEET = REPO_ROOT / "rollouts" / "static" / "rollouts" / "viewer.css"
+
+
+# -- reading the files the way the writer wrote them ---------------------------------------------
+@dataclass(frozen=True)
+class Record:
+    line: int  # 1-based line number in the file
+    obj: dict[str, Any]
+
+
+def records_of(path: Path) -> list[Record]:
+    """The non-blank lines of a step file, parsed leniently (NaN allowed) as the writer wrote."""
+    out = []
+    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        if raw.strip():
+            out.append(Record(number, json.loads(raw)))
+    return out
+
+
+def finite(value: Any) -> Any:
+    """What strict JSON output must hold: every NaN/Infinity replaced by null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
+
+
+def column_value(obj: dict[str, Any], name: str) -> float | None:
+    """A numeric column's value: a finite non-bool number, or None; `reward.acc` reaches into
+    an object reward."""
+    head, _, part = name.partition(".")
+    value = obj.get(head)
+    if part:
+        value = value.get(part) if isinstance(value, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def expected_ordering(records: list[Record], column: str, order: str) -> list[int]:
+    """Positions stably sorted by `column`, records without a number last in both directions."""
+    values = [column_value(r.obj, column) for r in records]
+    present = [p for p, v in enumerate(values) if v is not None]
+    missing = [p for p, v in enumerate(values) if v is None]
+    present.sort(key=lambda p: values[p], reverse=order == "desc")  # stable, also reversed
+    return present + missing
+
+
+def step_files(bucket_dir: Path) -> list[Path]:
+    steps = [p for p in bucket_dir.iterdir() if STEP_NAME.match(p.name) and p.is_file()]
+    return sorted(steps, key=lambda p: int(p.stem))
+
+
+def jsonl(records: list[dict[str, Any]]) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+
+
+def make_records(n: int, *, tag: str, start: int = 0) -> list[dict[str, Any]]:
+    """Small records whose every field depends on `tag`, so two tags never share a line."""
+    return [
+        {
+            "rollout_id": 0,
+            "sample_index": i,
+            "prompt": f"{tag} prompt {i}",
+            "response": f"{tag} response {i} " + "x" * (i % 5),
+            "reward": (i * 37 + len(tag)) % 10 / 10,
+            "response_length": 10 + i,
+            "status": "completed" if i % 3 else "truncated",
+        }
+        for i in range(start, start + n)
+    ]
+
+
+def api(server: ServerProcess, path: str, **kwargs: Any) -> tuple[int, Any]:
+    return get_json(server.url(path), **kwargs)
+
+
+def ok(server: ServerProcess, path: str) -> Any:
+    status, data = api(server, path)
+    assert status == 200, (path, data)
+    return data
+
+
+def step_api(bucket: str, filename: str, rest: str = "") -> str:
+    return f"/api/jsonl/{quote(bucket)}/file/{quote(filename)}{rest}"
+
+
+def assert_error_shape(status: int, data: Any, expected_status: int, *secrets: str) -> None:
+    assert status == expected_status, data
+    assert data["ok"] is False
+    assert data["status"] == expected_status
+    assert isinstance(data["error"], str) and data["error"]
+    assert isinstance(data["message"], str) and data["message"]
+    for secret in secrets:
+        assert secret not in json.dumps(data, ensure_ascii=False), f"{secret!r} leaked: {data}"
+
+
+def banner_url(server: ServerProcess) -> str:
+    lines = [line for line in server.stdout().splitlines() if line.startswith("  open:")]
+    assert len(lines) == 1, server.output()
+    return lines[0].split(None, 1)[1]
+
+
+def listening_addresses(port: int) -> set[str]:
+    """Local addresses with a socket in LISTEN state on `port`, from /proc/net/tcp{,6}."""
+    found = set()
+    for table, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            address, _, hex_port = fields[1].partition(":")
+            if int(hex_port, 16) != port or fields[3] != "0A":  # 0A = TCP_LISTEN
+                continue
+            # The kernel prints each 32-bit word of the address in host byte order.
+            words = [int(address[i : i + 8], 16) for i in range(0, len(address), 8)]
+            packed = struct.pack(f"={len(words)}I", *words)
+            found.add(socket.inet_ntop(family, packed))
+    return found
+
+
+class LinkCollector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.stylesheets: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attr = dict(attrs)
+        href = attr.get("href")
+        if href is None:
+            return
+        if tag == "a":
+            self.links.append(href)
+        elif tag == "link" and attr.get("rel") == "stylesheet":
+            self.stylesheets.append(href)
+
+
+def parse_links(html: bytes) -> LinkCollector:
+    collector = LinkCollector()
+    collector.feed(html.decode())
+    return collector
+
+
+# -- fixtures ------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo run (12 train steps, 3 eval steps, 64 samples each); never modified."""
+    return write_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="module")
+def demo(demo_dir: Path) -> Iterator[ServerProcess]:
+    """One viewer of the demo run, shared by every read-only test."""
+    with run_visualize(demo_dir) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def cache_server(demo_dir: Path) -> Iterator[ServerProcess]:
+    """A viewer used only through endpoints that start no background work, so its cache
+    holds exactly what the test put there."""
+    with run_visualize(demo_dir) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def proxied(demo_dir: Path) -> Iterator[ServerProcess]:
+    port = free_port()
+    with run_visualize(demo_dir, "--base-path", f"/absproxy/{port}/", port=port) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def live_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A flat folder of steps (one `default` bucket) that tests write while it is served;
+    each test uses its own step numbers."""
+    root = tmp_path_factory.mktemp("live")
+    (root / "0.jsonl").write_bytes(jsonl(make_records(2, tag="seed")))
+    return root
+
+
+@pytest.fixture(scope="module")
+def live(live_dir: Path) -> Iterator[ServerProcess]:
+    with run_visualize(live_dir) as server:
+        yield server
+
+
+# -- catalog -------------------------------------------------------------------------------------
+def test_subdirs_names_the_data_dir_without_its_absolute_path(
+    demo: ServerProcess, demo_dir: Path
+) -> None:
+    data = ok(demo, "/api/jsonl/subdirs")
+    assert data["data_dir"] == demo_dir.name
+    assert str(demo_dir.parent) not in json.dumps(data)
+    expected = [name for name in BUCKET_NAMES if (demo_dir / name).is_dir()]
+    assert sorted(data["subdirs"]) == sorted(expected)
+
+
+@pytest.mark.parametrize("bucket", BUCKET_NAMES)
+def test_steps_lists_only_step_files_in_numeric_order_with_sizes(
+    demo: ServerProcess, demo_dir: Path, bucket: str
+) -> None:
+    expected = [
+        {"filename": p.name, "step": int(p.stem), "size_bytes": p.stat().st_size}
+        for p in step_files(demo_dir / bucket)
+    ]
+    data = ok(demo, f"/api/jsonl/{bucket}/steps")
+    assert data == {"subdir": bucket, "steps": expected, "total": len(expected)}
+    others = {p.name for p in (demo_dir / bucket).iterdir()} - {s["filename"] for s in expected}
+    if bucket == "train":
+        assert others, "the demo puts non-step files beside the steps; the test needs them"
+
+
+# -- samples -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("step", ["train/0.jsonl", "train/1.jsonl", "eval/0.jsonl"])
+def test_samples_first_page_is_the_files_first_lines_in_file_order(
+    demo: ServerProcess, demo_dir: Path, step: str
+) -> None:
+    bucket, filename = step.split("/")
+    records = records_of(demo_dir / bucket / filename)
+    data = ok(demo, step_api(bucket, filename, "/samples?page=1&page_size=20"))
+    assert data["total"] == len(records)
+    assert data["total_pages"] == math.ceil(len(records) / 20)
+    assert (data["page"], data["page_size"], data["sort"], data["order"]) == (
+        1,
+        20,
+        "position",
+        "asc",
+    )
+    assert data["filters"] == {}
+    assert data["positions"] == list(range(min(20, len(records))))
+    assert data["samples"] == [finite(r.obj) for r in records[:20]]
+
+
+def test_samples_pages_together_hold_every_record_exactly_once(
+    demo: ServerProcess, demo_dir: Path
+) -> None:
+    records = records_of(demo_dir / "train" / "3.jsonl")
+    page_size = 7  # does not divide 64: the last page is short
+    pages = math.ceil(len(records) / page_size)
+    positions, samples = [], []
+    for page in range(1, pages + 1):
+        data = ok(demo, step_api("train", "3.jsonl", f"/samples?page={page}&page_size={page_size}"))
+        assert data["total_pages"] == pages
+        positions += data["positions"]
+        samples += data["samples"]
+    assert positions == list(range(len(records)))
+    assert samples == [finite(r.obj) for r in records]
+    past = ok(demo, step_api("train", "3.jsonl", f"/samples?page={pages + 1}&page_size=7"))
+    assert past["samples"] == [] and past["positions"] == []
+
+
+@pytest.mark.parametrize(
+    ("step", "column", "order"),
+    [
+        ("train/1.jsonl", "reward", "desc"),  # holds the demo's NaN reward
+        ("train/1.jsonl", "reward", "asc"),
+        ("train/11.jsonl", "reward", "desc"),  # holds a failed sample with a null reward
+        ("train/6.jsonl", "reward.acc", "desc"),  # object rewards, one column per part
+        ("train/0.jsonl", "response_length", "desc"),
+        ("eval/0.jsonl", "group_index", "asc"),  # null for the one-sample-per-prompt datasets
+    ],
+)
+def test_sorted_samples_follow_the_column_with_missing_and_nan_last(
+    demo: ServerProcess, demo_dir: Path, step: str, column: str, order: str
+) -> None:
+    bucket, filename = step.split("/")
+    records = records_of(demo_dir / bucket / filename)
+    query = f"/samples?sort={column}&order={order}&page_size=500"
+    data = ok(demo, step_api(bucket, filename, query))
+    assert (data["sort"], data["order"], data["total"]) == (column, order, len(records))
+    assert data["positions"] == expected_ordering(records, column, order)
+    assert data["samples"] == [finite(records[p].obj) for p in data["positions"]]
+    # The same, stated as properties of what came back.
+    values = [column_value(s, column) for s in data["samples"]]
+    present = [v for v in values if v is not None]
+    assert values == present + [None] * (len(values) - len(present)), "missing values last"
+    assert present == sorted(present, reverse=order == "desc")
+    if column == "reward" and bucket == "train":
+        raw = [r.obj.get("reward") for r in records]
+        assert any(v is None or (isinstance(v, float) and math.isnan(v)) for v in raw), (
+            "the demo step was expected to hold a NaN or null reward"
+        )
+        for sample, position in zip(data["samples"], data["positions"], strict=True):
+            if isinstance(raw[position], float) and math.isnan(raw[position]):
+                assert sample["reward"] is None, "NaN must come out as null"
+
+
+@pytest.mark.parametrize("dataset", ["gsm8k", "math500", "中文数学"])
+def test_samples_filtered_by_dataset_hold_exactly_that_datasets_records(
+    demo: ServerProcess, demo_dir: Path, dataset: str
+) -> None:
+    records = records_of(demo_dir / "eval" / "0.jsonl")
+    expected = [p for p, r in enumerate(records) if r.obj.get("dataset") == dataset]
+    assert expected, f"the demo eval step has no {dataset} samples"
+    data = ok(demo, step_api("eval", "0.jsonl", f"/samples?dataset={quote(dataset)}&page_size=500"))
+    assert data["filters"] == {"dataset": dataset}
+    assert data["total"] == len(expected)
+    assert data["positions"] == expected
+    assert {s["dataset"] for s in data["samples"]} == {dataset}
+
+
+def test_bad_query_parameters_are_400_in_the_json_error_shape(
+    demo: ServerProcess, demo_dir: Path
+) -> None:
+    for query in ("page_size=0", "page=abc", "order=sideways", "sort=no_such_column"):
+        status, data = api(demo, step_api("train", "0.jsonl", f"/samples?{query}"))
+        assert_error_shape(status, data, 400, str(demo_dir))
+
+
+# -- one sample ----------------------------------------------------------------------------------
+def test_sample_by_position_is_that_line_of_the_file(demo: ServerProcess, demo_dir: Path) -> None:
+    path = demo_dir / "train" / "5.jsonl"
+    records = records_of(path)
+    for position in (0, 1, len(records) // 2, len(records) - 1):
+        data = ok(demo, step_api("train", "5.jsonl", f"/sample/{position}"))
+        assert data["subdir"] == "train" and data["filename"] == "5.jsonl"
+        assert data["position"] == position
+        assert data["line"] == records[position].line
+        assert data["records"] == len(records)
+        assert data["sample"] == finite(records[position].obj)
+        assert data["warnings"] == []
+
+
+def test_sample_with_nan_reward_comes_out_as_strict_json_null_with_a_warning(
+    demo: ServerProcess, demo_dir: Path
+) -> None:
+    path = demo_dir / "train" / "1.jsonl"
+    records = records_of(path)
+    nan_positions = [
+        p
+        for p, r in enumerate(records)
+        if isinstance(r.obj.get("reward"), float) and math.isnan(r.obj["reward"])
+    ]
+    assert nan_positions, "the demo's train step 1 holds a NaN reward"
+    assert b"NaN" in path.read_bytes()
+    for position in nan_positions:
+        status, _, body = request(demo.url(step_api("train", "1.jsonl", f"/sample/{position}")))
+        assert status == 200
+        data = loads_strict(body)  # raises on NaN/Infinity
+        assert data["sample"]["reward"] is None
+        assert data["sample"] == finite(records[position].obj)
+        assert data["warnings"], "a record changed on the way out says so"
+
+
+def test_sample_past_the_last_record_is_404_in_the_json_error_shape(
+    demo: ServerProcess, demo_dir: Path
+) -> None:
+    count = len(records_of(demo_dir / "train" / "2.jsonl"))
+    ok(demo, step_api("train", "2.jsonl", f"/sample/{count - 1}"))
+    status, data = api(demo, step_api("train", "2.jsonl", f"/sample/{count}"))
+    assert_error_shape(status, data, 404, str(demo_dir))
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/jsonl/nope/steps",
+        "/api/jsonl/train/file/999.jsonl/sample/0",
+        "/api/jsonl/train/file/notes.jsonl/sample/0",  # beside the steps, never served
+        "/api/jsonl/train/file/notes.jsonl",
+        "/api/jsonl/train/file/20.pending.json/columns",
+        "/api/jsonl/train/file/..%2F..%2Fetc%2Fpasswd/samples",
+        "/api/no/such/endpoint",
+    ],
+)
+def test_unknown_things_are_404_in_the_json_error_shape_without_server_paths(
+    demo: ServerProcess, demo_dir: Path, path: str
+) -> None:
+    status, data = api(demo, path)
+    assert_error_shape(status, data, 404, str(demo_dir))
+
+
+# -- columns and the whole file ------------------------------------------------------------------
+@pytest.mark.parametrize("step", ["train/1.jsonl", "train/11.jsonl", "eval/0.jsonl"])
+def test_columns_hold_every_records_scalars(demo: ServerProcess, demo_dir: Path, step: str) -> None:
+    bucket, filename = step.split("/")
+    records = records_of(demo_dir / bucket / filename)
+    data = ok(demo, step_api(bucket, filename, "/columns"))
+    assert data["records"] == data["total"] == len(records)
+    assert data["columns_ready"] is True
+    assert data["invalid"] == []
+    assert set(data["keys"]) == {key for r in records for key in r.obj}
+    columns = data["columns"]
+    for name in ("reward", "sample_index", "response_length"):
+        assert columns[name] == [column_value(r.obj, name) for r in records], name
+    assert columns["status"] == [r.obj.get("status") for r in records]
+    for name in columns:
+        assert len(columns[name]) == len(records), name
+
+
+@pytest.mark.parametrize("step", ["train/1.jsonl", "eval/0.jsonl"])
+def test_whole_file_streams_every_record_as_strict_json(
+    demo: ServerProcess, demo_dir: Path, step: str
+) -> None:
+    bucket, filename = step.split("/")
+    records = records_of(demo_dir / bucket / filename)
+    status, headers, body = request(demo.url(step_api(bucket, filename)))
+    assert status == 200
+    assert headers["content-type"].startswith("application/json")
+    data = loads_strict(body)
+    assert data["subdir"] == bucket and data["filename"] == filename
+    assert data["total"] == len(records)
+    assert data["samples"] == [finite(r.obj) for r in records]
+
+
+# -- serving -------------------------------------------------------------------------------------
+def test_banner_url_is_loopback_and_serves_the_index_page(
+    demo: ServerProcess, demo_dir: Path
+) -> None:
+    url = banner_url(demo)
+    assert url == f"http://127.0.0.1:{demo.port}/"
+    status, headers, body = request(url)
+    assert status == 200
+    assert headers["content-type"].startswith("text/html")
+    assert demo_dir.name in body.decode()
+    links = parse_links(body).links
+    for bucket in BUCKET_NAMES:
+        for step in step_files(demo_dir / bucket):
+            assert any(f"/{bucket}/" in h and f"/{step.name}" in h for h in links), step
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's socket tables")
+def test_default_bind_listens_on_loopback_only(demo: ServerProcess) -> None:
+    assert listening_addresses(demo.port) == {"127.0.0.1"}
+
+
+# -- behind a proxy prefix -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/jsonl/subdirs",
+        "/api/jsonl/eval/steps",
+        "/api/jsonl/train/file/1.jsonl/sample/3",
+        "/api/jsonl/train/file/1.jsonl/samples?sort=reward&order=desc&page_size=5",
+        "/api/jsonl/train/file/999.jsonl/sample/0",  # errors too
+    ],
+)
+def test_base_path_api_answers_the_same_with_and_without_the_prefix(
+    proxied: ServerProcess, demo: ServerProcess, path: str
+) -> None:
+    prefix = f"/absproxy/{proxied.port}"
+    with_prefix = api(proxied, prefix + path)
+    without_prefix = api(proxied, path)
+    assert with_prefix == without_prefix
+    assert with_prefix == api(demo, path), "a prefix must not change any answer"
+
+
+def test_base_path_banner_url_carries_the_prefix_and_serves_the_index(
+    proxied: ServerProcess,
+) -> None:
+    url = banner_url(proxied)
+    assert url == f"http://127.0.0.1:{proxied.port}/absproxy/{proxied.port}/"
+    status, headers, _ = request(url)
+    assert status == 200
+    assert headers["content-type"].startswith("text/html")
+
+
+@pytest.mark.parametrize("strip", [False, True], ids=["prefix-forwarded", "prefix-stripped"])
+def test_base_path_index_links_and_stylesheet_carry_the_prefix_and_resolve(
+    proxied: ServerProcess, demo_dir: Path, strip: bool
+) -> None:
+    prefix = f"/absproxy/{proxied.port}"
+    status, _, body = request(proxied.url("/" if strip else prefix + "/"))
+    assert status == 200
+    page = parse_links(body)
+    for bucket in BUCKET_NAMES:
+        for step in step_files(demo_dir / bucket):
+            assert any(f"/{bucket}/" in h and f"/{step.name}" in h for h in page.links), step
+    assert len(page.stylesheets) == 1
+    for href in [*page.links, *page.stylesheets]:
+        assert href.startswith(prefix + "/"), href
+    css_status, css_headers, css = request(proxied.url(page.stylesheets[0]))
+    assert css_status == 200
+    assert css_headers["content-type"].startswith("text/css")
+    assert css == STYLESHEET.read_bytes()
+    for href in sorted(set(page.links)):
+        assert request(proxied.url(href))[0] == 200, href
+
+
+# -- the cache -----------------------------------------------------------------------------------
+def cache_stats(server: ServerProcess) -> dict[str, Any]:
+    return ok(server, "/api/cache/stats")
+
+
+def clear_cache(server: ServerProcess, **headers: str) -> tuple[int, Any]:
+    return get_json(server.url("/api/cache/clear"), method="POST", data=b"", headers=headers)
+
+
+def test_cache_stats_count_opened_steps_and_clear_empties_them(cache_server: ServerProcess) -> None:
+    status, _ = clear_cache(cache_server)
+    assert status == 200
+    assert cache_stats(cache_server)["entries"] == 0
+    for filename in ("2.jsonl", "3.jsonl"):
+        ok(cache_server, step_api("train", filename, "/samples?page=1"))
+    stats = cache_stats(cache_server)
+    assert stats["entries"] == 2
+    assert stats["bytes"] > 0
+    ok(cache_server, step_api("train", "2.jsonl", "/samples?page=2"))
+    assert cache_stats(cache_server)["hits"] > stats["hits"], "a reopened step comes from cache"
+    status, data = clear_cache(cache_server)
+    assert status == 200 and data["ok"] is True
+    assert data["entries"] == 0
+    after = cache_stats(cache_server)
+    assert (after["entries"], after["bytes"]) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "http://evil.example"},
+        {"Origin": "http://127.0.0.1:1"},  # same host, another port: another origin
+        {"Sec-Fetch-Site": "cross-site"},
+    ],
+    ids=["other-host", "other-port", "sec-fetch-cross-site"],
+)
+def test_cross_origin_cache_clear_is_forbidden_and_clears_nothing(
+    cache_server: ServerProcess, headers: dict[str, str]
+) -> None:
+    ok(cache_server, step_api("train", "4.jsonl", "/samples?page=1"))
+    before = cache_stats(cache_server)["entries"]
+    assert before >= 1
+    status, data = clear_cache(cache_server, **headers)
+    assert_error_shape(status, data, 403)
+    assert cache_stats(cache_server)["entries"] == before
+
+
+def test_same_origin_cache_clear_is_allowed(cache_server: ServerProcess) -> None:
+    ok(cache_server, step_api("train", "4.jsonl", "/samples?page=1"))
+    assert cache_stats(cache_server)["entries"] >= 1
+    status, data = clear_cache(cache_server, Origin=cache_server.base_url)
+    assert status == 200 and data["ok"] is True
+    assert cache_stats(cache_server)["entries"] == 0
+
+
+# -- files that change while served ---------------------------------------------------------------
+def test_growing_step_shows_appended_records_on_the_next_request(
+    live: ServerProcess, live_dir: Path
+) -> None:
+    path = live_dir / "10.jsonl"
+    first, second, third = (
+        make_records(n, tag="grow", start=s) for n, s in ((3, 0), (2, 3), (4, 5))
+    )
+    path.write_bytes(jsonl(first))
+    assert ok(live, step_api("default", "10.jsonl", "/sample/0"))["records"] == 3
+    assert ok(live, step_api("default", "10.jsonl", "/columns"))["records"] == 3
+    for batch in (second, third):
+        with path.open("ab") as f:
+            f.write(jsonl(batch))
+        records = records_of(path)
+        last = len(records) - 1
+        data = ok(live, step_api("default", "10.jsonl", f"/sample/{last}"))
+        assert data["records"] == len(records)
+        assert data["sample"] == records[last].obj
+        columns = ok(live, step_api("default", "10.jsonl", "/columns"))
+        assert columns["records"] == len(records)
+        assert columns["columns"]["reward"] == [column_value(r.obj, "reward") for r in records]
+        page = ok(live, step_api("default", "10.jsonl", "/samples?sort=reward&order=desc"))
+        assert page["positions"] == expected_ordering(records, "reward", "desc")
+
+
+def test_half_written_last_line_waits_for_its_newline(live: ServerProcess, live_dir: Path) -> None:
+    path = live_dir / "11.jsonl"
+    done, pending = make_records(2, tag="half"), make_records(1, tag="half", start=2)[0]
+    pending_line = jsonl([pending])
+    cut = len(pending_line) // 2
+    path.write_bytes(jsonl(done) + pending_line[:cut])
+    assert ok(live, step_api("default", "11.jsonl", "/sample/0"))["records"] == 2
+    columns = ok(live, step_api("default", "11.jsonl", "/columns"))
+    assert (columns["records"], columns["invalid"]) == (2, [])
+    assert columns["partial_tail_bytes"] == cut
+    status, data = api(live, step_api("default", "11.jsonl", "/sample/2"))
+    assert_error_shape(status, data, 404)
+    with path.open("ab") as f:
+        f.write(pending_line[cut:])
+    data = ok(live, step_api("default", "11.jsonl", "/sample/2"))
+    assert data["records"] == 3
+    assert data["sample"] == pending
+    assert ok(live, step_api("default", "11.jsonl", "/columns"))["partial_tail_bytes"] == 0
+
+
+def test_finished_last_line_without_newline_is_a_record(
+    live: ServerProcess, live_dir: Path
+) -> None:
+    path = live_dir / "12.jsonl"
+    records = make_records(3, tag="nonl")
+    path.write_bytes(jsonl(records).rstrip(b"\n"))
+    data = ok(live, step_api("default", "12.jsonl", "/sample/2"))
+    assert (data["records"], data["sample"]) == (3, records[2])
+    more = make_records(1, tag="nonl", start=3)
+    with path.open("ab") as f:
+        f.write(b"\n" + jsonl(more))
+    data = ok(live, step_api("default", "12.jsonl", "/sample/3"))
+    assert (data["records"], data["sample"]) == (4, more[0])
+    assert ok(live, step_api("default", "12.jsonl", "/sample/2"))["sample"] == records[2]
+
+
+def _same_size_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Different records that serialise to exactly as many bytes, line by line."""
+    out = []
+    for r in records:
+        changed = dict(r)
+        changed["response"] = r["response"].swapcase()
+        changed["reward"] = round(1 - r["reward"], 1)  # one decimal either way
+        out.append(changed)
+    assert jsonl(out) != jsonl(records) and len(jsonl(out)) == len(jsonl(records))
+    return out
+
+
+@pytest.mark.parametrize("how", ["shorter", "longer", "same-size", "renamed-over"])
+def test_rewritten_step_serves_the_new_content(
+    live: ServerProcess, live_dir: Path, how: str
+) -> None:
+    filename = f"{20 + ['shorter', 'longer', 'same-size', 'renamed-over'].index(how)}.jsonl"
+    path = live_dir / filename
+    old = make_records(5, tag="old run")
+    path.write_bytes(jsonl(old))
+    assert ok(live, step_api("default", filename, "/sample/0"))["sample"] == old[0]
+    assert ok(live, step_api("default", filename, "/columns"))["records"] == len(old)
+    new = {
+        "shorter": make_records(3, tag="new"),
+        "longer": make_records(8, tag="new run, resumed"),
+        "same-size": _same_size_records(old),
+        "renamed-over": make_records(4, tag="replacement"),
+    }[how]
+    if how == "same-size":
+        # A real rewrite comes seconds later; make sure the clock (coarse, a few ms) has moved.
+        time.sleep(0.05)
+    if how == "renamed-over":
+        scratch = live_dir / f".{filename}.tmp"
+        scratch.write_bytes(jsonl(new))
+        os.replace(scratch, path)
+    else:
+        with path.open("wb") as f:  # truncate and write, like the Relax writer
+            f.write(jsonl(new))
+    records = records_of(path)
+    data = ok(live, step_api("default", filename, "/sample/0"))
+    assert data["records"] == len(new)
+    assert data["sample"] == new[0]
+    columns = ok(live, step_api("default", filename, "/columns"))
+    assert columns["records"] == len(new)
+    assert columns["columns"]["reward"] == [column_value(r.obj, "reward") for r in records]
+    status, _, body = request(live.url(step_api("default", filename)))
+    assert status == 200 and loads_strict(body)["samples"] == new
+
+
+def test_symlinked_step_pointing_outside_the_data_dir_is_404_and_unlisted(
+    live: ServerProcess, live_dir: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "secret.jsonl"
+    outside.write_bytes(jsonl(make_records(2, tag="secret")))
+    (live_dir / "30.jsonl").symlink_to(outside)
+    inside = live_dir / "32.jsonl"
+    inside.write_bytes(jsonl(make_records(2, tag="inside")))
+    (live_dir / "31.jsonl").symlink_to(inside)  # a link that stays inside is fine
+    listed = {s["filename"] for s in ok(live, "/api/jsonl/default/steps")["steps"]}
+    assert {"31.jsonl", "32.jsonl"} <= listed
+    assert "30.jsonl" not in listed
+    assert (
+        ok(live, step_api("default", "31.jsonl", "/sample/1"))["sample"]
+        == records_of(inside)[1].obj
+    )
+    for rest in ("/sample/0", "/samples", "/columns", ""):
+        status, data = api(live, step_api("default", "30.jsonl", rest))
+        assert_error_shape(status, data, 404, str(tmp_path), "secret")
+
+
+# -- starting and stopping -----------------------------------------------------------------------
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signal_stops_the_server_with_exit_code_0_and_no_worker_left(
+    demo_dir: Path, sig: signal.Signals
+) -> None:
+    with run_visualize(demo_dir) as server:
+        ok(server, step_api("train", "0.jsonl", "/sample/0"))
+        workers = server.workers()
+        assert workers, "gunicorn runs the app in a worker process"
+        started = time.monotonic()
+        server.proc.send_signal(sig)
+        server.proc.wait(STOP_WITHIN)
+        took = time.monotonic() - started
+    assert server.returncode == 0, server.output()
+    assert not server.killed
+    assert took < STOP_WITHIN
+    assert "Traceback" not in server.output()
+    assert process_group_members(server.pid) == [], "the workers exit with the arbiter"
+
+
+@pytest.mark.parametrize("kind", ["missing", "a-file"])
+def test_bad_data_dir_exits_nonzero_with_a_one_line_error(tmp_path: Path, kind: str) -> None:
+    data_dir = tmp_path / "nope"
+    if kind == "a-file":
+        data_dir.write_text('{"rollout_id": 0}\n')
+    result = run_manage("visualize", str(data_dir), "--port", str(free_port()))
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("CommandError: DATA_DIR ")
+    assert ("does not exist" if kind == "missing" else "not a directory") in lines[0]
+    assert "Traceback" not in result.stderr
+    assert "open:" not in result.stdout
+
+
+def test_tui_is_refused_as_not_available_yet(demo_dir: Path) -> None:
+    result = run_manage("visualize", str(demo_dir), "--tui", "--port", str(free_port()))
+    assert result.returncode != 0
+    assert "not available yet" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "open:" not in result.stdout
