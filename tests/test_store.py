@@ -322,3 +322,21 @@ def test_index_lives_in_the_cache_and_is_reused(write_step, data_dir):
     first = catalog.open_step("train", "0.jsonl")
     assert catalog.open_step("train", "0.jsonl") is first
     assert [v for v in cache._data.values()] == [first]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 7, 64])
+def test_scan_is_exact_whatever_the_read_size(write_step, data_dir, monkeypatch, chunk):
+    import rollouts.store.index as index_module
+
+    lines = [sample(0), "\n", "  \t \n", sample(1, response="x" * 300), "\r\n", sample(2), "   "]
+    path = write_step("train", 0, lines)
+    monkeypatch.setattr(index_module, "SCAN_CHUNK_BYTES", chunk)
+    _, index = open_step(data_dir, "train", "0.jsonl")
+    content = path.read_bytes()
+    expected, offset = [], 0
+    for number, line in enumerate(content.split(b"\n")[:-1], start=1):
+        if line.strip():
+            expected.append((offset, offset + len(line), number))
+        offset += len(line) + 1
+    assert list(zip(index.starts, index.ends, index.lines, strict=True)) == expected
+    assert index.partial_tail_bytes == 0 and len(index) == 3
