@@ -340,3 +340,14 @@ def test_scan_is_exact_whatever_the_read_size(write_step, data_dir, monkeypatch,
         offset += len(line) + 1
     assert list(zip(index.starts, index.ends, index.lines, strict=True)) == expected
     assert index.partial_tail_bytes == 0 and len(index) == 3
+
+
+def test_thousands_of_steps_list_in_numeric_order(data_dir):
+    train = data_dir / "train"
+    train.mkdir()
+    steps = list(range(0, 6000, 2))
+    for step in reversed(steps):
+        (train / f"{step}.jsonl").write_bytes(b"")
+    listed = Catalog(data_dir).steps("train")
+    assert [s.step for s in listed] == steps
+    assert [s.filename for s in listed[:3]] == ["0.jsonl", "2.jsonl", "4.jsonl"]

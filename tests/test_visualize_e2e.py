@@ -757,3 +757,14 @@ def test_tui_is_refused_as_not_available_yet(demo_dir: Path) -> None:
     assert "not available yet" in result.stderr
     assert "Traceback" not in result.stderr
     assert "open:" not in result.stdout
+
+
+def test_port_in_use_is_a_one_line_error(demo_dir: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_manage("visualize", str(demo_dir), "--port", str(port))
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert lines == [f"CommandError: cannot listen on 127.0.0.1:{port}: Address already in use"]
