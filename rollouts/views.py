@@ -29,7 +29,7 @@ from .http import (
 from .store import BadRequest, Catalog, StepIndex, line_as_json
 from .store.jsonio import LineError, decode_line
 
-_catalogs: dict[tuple[str, int], Catalog] = {}
+_catalogs: dict[tuple[str, str], Catalog] = {}
 _catalogs_lock = threading.Lock()
 _fallback_cache = ByteLimitedCache("rollouts-fallback", {})
 
@@ -45,13 +45,15 @@ def get_catalog() -> Catalog:
     data_dir = conf.DATA_DIR
     if data_dir is None:
         raise Unavailable("no data directory is configured (ROLLOUTS_DATA_DIR)")
-    cache = index_cache()
-    key = (str(data_dir), id(cache))
+    # One catalog per data dir for all threads: its per-step build locks must be shared.
+    # (Django hands each thread its own cache object; ours is thread-safe, so any one serves.)
+    key = (str(data_dir), conf.CACHE_ALIAS)
     catalog = _catalogs.get(key)
     if catalog is None:
         with _catalogs_lock:
             try:
-                catalog = _catalogs[key] = Catalog(data_dir, cache)
+                catalog = _catalogs.get(key) or Catalog(data_dir, index_cache())
+                _catalogs[key] = catalog
             except OSError:
                 raise Unavailable(
                     f"the data directory {Path(data_dir).name!r} is not readable"

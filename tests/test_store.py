@@ -351,3 +351,13 @@ def test_thousands_of_steps_list_in_numeric_order(data_dir):
     listed = Catalog(data_dir).steps("train")
     assert [s.step for s in listed] == steps
     assert [s.filename for s in listed[:3]] == ["0.jsonl", "2.jsonl", "4.jsonl"]
+
+
+def test_data_dir_removed_after_opening_is_not_found(write_step, data_dir):
+    import shutil
+
+    write_step("", 0, [sample(0)])
+    catalog = Catalog(data_dir)
+    shutil.rmtree(data_dir)
+    with pytest.raises(NotFound, match="cannot be listed"):
+        catalog.steps("default")

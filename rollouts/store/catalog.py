@@ -101,7 +101,11 @@ class Catalog:
         """Step files of a bucket, in numeric order."""
         directory = self.bucket_dir(bucket)
         found: list[StepFile] = []
-        with os.scandir(directory) as entries:
+        try:
+            entries = os.scandir(directory)
+        except OSError:
+            raise NotFound(f"bucket {bucket!r} cannot be listed (removed?)") from None
+        with entries:
             for entry in entries:
                 match = STEP_FILE.match(entry.name)
                 if match is None:
