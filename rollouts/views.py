@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from http import HTTPStatus
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from .http import (
     is_same_origin,
     json_response,
 )
-from .store import BadRequest, Catalog, StepIndex, line_as_json
+from .store import BadRequest, Catalog, StepIndex, StoreError, line_as_json
 from .store.jsonio import LineError, decode_line
 
 _catalogs: dict[tuple[str, str], Catalog] = {}
@@ -124,12 +124,29 @@ def api_steps(request: HttpRequest, subdir: str) -> HttpResponse:
     )
 
 
-def _splice(head: dict, key: str, items: list[bytes], tail: dict | None = None) -> bytes:
-    """`head` as a JSON object with `key` holding already-encoded JSON items, then `tail`."""
-    out = dumps(head)[:-1] + b', "' + key.encode() + b'": [' + b", ".join(items) + b"]"
-    if tail:
-        out += b", " + dumps(tail)[1:-1]
-    return out + b"}"
+def _stream_object(
+    head: dict, key: str, items: Iterable[bytes], tail: Callable[[], dict]
+) -> Iterator[bytes]:
+    """`head` as a JSON object, then `key` holding already-encoded JSON items, then `tail()`.
+
+    Streamed item by item, so a page of 500 multi-MB samples or a whole 1 GB step is never
+    held in memory; `tail` is called last, so it can report what the items counted.
+    """
+    yield dumps(head)[:-1] + b', "' + key.encode() + b'": ['
+    for number, item in enumerate(items):
+        yield (b", " if number else b"") + item
+    yield b"], " + dumps(tail())[1:-1] + b"}"
+
+
+def _page_items(index: StepIndex, positions: list[int]) -> Iterator[bytes]:
+    for position in positions:
+        try:
+            sample = index.read(position)
+        except StoreError:
+            # The file was rewritten mid-response; keep `samples` aligned with `positions`.
+            yield b"null"
+            continue
+        yield line_as_json(sample.decoded, sample.data)
 
 
 @require_safe
@@ -143,7 +160,6 @@ def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpRespons
     ordering = catalog.ordering(index, sort, order, filters)
     total = len(ordering)
     positions = list(ordering[(page - 1) * page_size : page * page_size])
-    samples = [line_as_json(s.decoded, s.data) for s in map(index.read, positions)]
     head = {
         "subdir": subdir,
         "filename": filename,
@@ -155,9 +171,10 @@ def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpRespons
         "order": order,
         "filters": filters,
     }
-    return HttpResponse(
-        _splice(head, "samples", samples, {"positions": positions}), content_type=JSON_TYPE
+    body = _stream_object(
+        head, "samples", _page_items(index, positions), lambda: {"positions": positions}
     )
+    return StreamingHttpResponse(body, content_type=JSON_TYPE)
 
 
 @require_safe
@@ -229,29 +246,27 @@ def step_summary(index: StepIndex) -> dict:
 def api_file(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
     """The whole step, streamed line by line: a 1 GB step never sits in memory."""
     index = get_catalog().open_step(subdir, filename)
-    response = StreamingHttpResponse(_stream_file(index, subdir, filename), content_type=JSON_TYPE)
+    count = 0
+
+    def records() -> Iterator[bytes]:
+        nonlocal count
+        with open(index.path, "rb") as f:
+            for position in range(len(index)):
+                start, end = index.starts[position], index.ends[position]
+                data = os.pread(f.fileno(), end - start, start)
+                try:
+                    decoded = decode_line(data)
+                except LineError:
+                    continue  # listed by the columns endpoint; the rest stays readable
+                count += 1
+                yield line_as_json(decoded, data)
+
+    head = {"subdir": subdir, "filename": filename}
+    body = _stream_object(head, "samples", records(), lambda: {"total": count})
+    response = StreamingHttpResponse(body, content_type=JSON_TYPE)
     stem = filename.removesuffix(".jsonl")
     response["Content-Disposition"] = f'inline; filename="{subdir}-{stem}.json"'
     return response
-
-
-def _stream_file(index: StepIndex, subdir: str, filename: str) -> Iterator[bytes]:
-    yield dumps({"subdir": subdir, "filename": filename})[:-1] + b', "samples": ['
-    count = 0
-    with open(index.path, "rb") as f:
-        for start, end in zip(index.starts, index.ends, strict=True):
-            data = _pread(f, start, end)
-            try:
-                decoded = decode_line(data)
-            except LineError:
-                continue  # reported by the columns endpoint; the file itself stays readable
-            yield (b", " if count else b"") + line_as_json(decoded, data)
-            count += 1
-    yield b'], "total": ' + str(count).encode() + b"}"
-
-
-def _pread(f, start: int, end: int) -> bytes:
-    return os.pread(f.fileno(), end - start, start)
 
 
 @require_safe

@@ -23,7 +23,8 @@ def _app(settings, data_dir):
 def get(client, path: str, **params):
     response = client.get(PREFIX + path, params)
     assert response["Content-Type"] == "application/json"
-    return response.status_code, strict_json(response.content)
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    return response.status_code, strict_json(body)
 
 
 def strict_json(body: bytes):

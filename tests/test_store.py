@@ -361,3 +361,67 @@ def test_data_dir_removed_after_opening_is_not_found(write_step, data_dir):
     shutil.rmtree(data_dir)
     with pytest.raises(NotFound, match="cannot be listed"):
         catalog.steps("default")
+
+
+def test_concurrent_first_opens_build_the_index_once(write_step, data_dir, monkeypatch):
+    import threading
+
+    from rollouts.store.index import StepIndex
+
+    write_step("train", 0, [sample(i) for i in range(50)])
+    catalog = Catalog(data_dir)
+    builds = []
+    real_build = StepIndex.build.__func__
+
+    def counting_build(cls, path, name):
+        builds.append(name)
+        return real_build(cls, path, name)
+
+    monkeypatch.setattr(StepIndex, "build", classmethod(counting_build))
+    barrier = threading.Barrier(8)
+    opened = []
+
+    def open_it():
+        barrier.wait()
+        opened.append(catalog.open_step("train", "0.jsonl"))
+
+    threads = [threading.Thread(target=open_it) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert builds == ["train/0.jsonl"]
+    assert len({id(index) for index in opened}) == 1
+
+
+def test_indexes_live_in_a_byte_limited_cache_and_are_evicted(write_step, data_dir):
+    from rollouts.cache import ByteLimitedCache
+
+    for step in (0, 1):
+        write_step("train", step, [sample(i) for i in range(3)])
+    cache = ByteLimitedCache("test-evict", {"OPTIONS": {"MAX_ENTRIES": 1}})
+    cache.clear()
+    cache.reset_stats()
+    catalog = Catalog(data_dir, cache)
+    first = catalog.open_step("train", "0.jsonl")
+    assert cache.stats()["entries"] == 1
+    assert cache.stats()["bytes"] >= first.cache_nbytes()
+    catalog.open_step("train", "1.jsonl")
+    assert cache.stats()["evictions"] == 1
+    assert catalog.open_step("train", "0.jsonl") is not first  # rebuilt after eviction
+
+
+def test_cache_accounting_follows_the_columns(write_step, data_dir):
+    from rollouts.cache import ByteLimitedCache
+
+    write_step("train", 0, [sample(i) for i in range(200)])
+    cache = ByteLimitedCache("test-account", {})
+    cache.clear()
+    catalog = Catalog(data_dir, cache)
+    index = catalog.open_step("train", "0.jsonl")
+    key_overhead = cache.stats()["bytes"] - index.cache_nbytes()
+    assert 0 < key_overhead < 100
+    catalog.columns(index)
+    assert index.columns.nbytes() >= 200 * 8
+    assert cache.stats()["bytes"] == index.cache_nbytes() + key_overhead
+    assert cache.stats()["entries"] == 1

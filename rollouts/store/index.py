@@ -174,7 +174,7 @@ class StepIndex:
 
     def _drop_last_record(self) -> None:
         last = len(self.starts) - 1
-        for arr in (self.starts, self.ends, self.lines):
+        for arr in (self.lines, self.ends, self.starts):
             del arr[last:]
         self.invalid.pop(last, None)
         if self.columns is not None and self._columns_rows > last:
@@ -216,10 +216,12 @@ class StepIndex:
 
     # -- reading -------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self.starts)
+        # `lines` is appended last and truncated first, so every position below its length
+        # has its start and end too, even while another thread extends the index.
+        return len(self.lines)
 
     def read(self, position: int) -> Sample:
-        if not 0 <= position < len(self.starts):
+        if not 0 <= position < len(self):
             raise NotFound(f"{self.name} has no sample at position {position}")
         start, end, line = self.starts[position], self.ends[position], self.lines[position]
         with open(self.path, "rb") as f:

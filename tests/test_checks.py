@@ -1,0 +1,33 @@
+"""The app's system checks warn at start-up about what would otherwise fail per request."""
+
+from __future__ import annotations
+
+from rollouts.checks import check_settings
+
+
+def ids(settings) -> list[str]:
+    return [w.id for w in check_settings()]
+
+
+def test_configured_app_passes(settings, data_dir):
+    settings.ROLLOUTS_DATA_DIR = str(data_dir)
+    assert ids(settings) == []
+
+
+def test_missing_data_dir_setting_warns(settings):
+    settings.ROLLOUTS_DATA_DIR = None
+    assert ids(settings) == ["rollouts.W001"]
+
+
+def test_data_dir_that_is_not_a_directory_warns(settings, tmp_path):
+    settings.ROLLOUTS_DATA_DIR = str(tmp_path / "nope")
+    assert ids(settings) == ["rollouts.W001"]
+
+
+def test_cache_that_is_not_byte_limited_warns(settings, data_dir):
+    settings.ROLLOUTS_DATA_DIR = str(data_dir)
+    settings.CACHES = {
+        **settings.CACHES,
+        "rollouts": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    }
+    assert ids(settings) == ["rollouts.W002"]
