@@ -212,6 +212,22 @@ def bench(args: argparse.Namespace, path: Path) -> dict[str, float | str]:
         figures["invalid_lines"] = len(summary["invalid"])
 
         after = memory(srv)
+
+        # The whole step over the wire: it must stream, not gather the step in the worker.
+        started = time.perf_counter()
+        streamed, tail = 0, b""
+        with urllib.request.urlopen(srv.url(STEP), timeout=SORT_READY_TIMEOUT) as response:
+            while chunk := response.read(1 << 20):
+                streamed += len(chunk)
+                tail = (tail + chunk)[-64:]
+        figures["whole_file_s"] = time.perf_counter() - started
+        figures["whole_file_mb"] = streamed / MB
+        if not tail.endswith(f'"total": {records}}}'.encode()):
+            raise SystemExit(f"whole-file response ends oddly: {tail!r}")
+        figures["worker_peak_after_stream_mb"] = (
+            memory(srv)["worker"]["VmHWM"] - before["worker"]["VmRSS"]
+        ) / MB
+
         for proc in ("arbiter", "worker"):
             for name in ("VmRSS", "RssAnon"):
                 figures[f"{proc}_{name}_before_mb"] = before[proc][name] / MB
@@ -269,6 +285,10 @@ def table(figures: dict[str, float | str], baseline: dict[str, float] | None) ->
             TARGET_MEMORY_ADDED_MB, "MB", added),
         row("memory added (worker RssAnon)", f"{num('worker_anon_added_mb'):.1f} MB"),
         row("worker peak (VmHWM) over before", f"{num('worker_peak_added_mb'):.1f} MB"),
+        row("whole step streamed (GET .../file/0.jsonl)",
+            f"{num('whole_file_mb'):,.0f} MB in {num('whole_file_s'):.2f} s"),
+        row("worker peak (VmHWM) over before, after it",
+            f"{num('worker_peak_after_stream_mb'):.1f} MB"),
         row("arbiter VmRSS before -> after", before_after("arbiter", "VmRSS")),
         row("server exit code after SIGTERM", str(figures["server_exit_code"])),
     ]  # fmt: skip
