@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import math
 from array import array
-from collections.abc import Iterable
 from typing import Any
+
+import msgspec
 
 from .jsonio import DecodedLine
 
@@ -21,19 +22,34 @@ NAN = math.nan
 CATEGORICAL_KEYS = ("status", "dataset")
 # Long values would blow the budget; a preview is enough for lists and the terminal table.
 LABEL_PREVIEW_CHARS = 200
-# A top-level string longer than this is a text body (prompt, response), never a column.
-_MAX_NUMBER_TEXT = 64
-_OPEN_ARRAY, _OPEN_OBJECT, _QUOTE = b'[{"'
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
+# Top-level values that are never columns: text bodies, token arrays, multimodal summaries.
+BODY_KEYS = frozenset(
+    {
+        "prompt",
+        "response",
+        "response_token_ids",
+        "response_rollout_log_probs",
+        "response_rollout_log_probs_mask",
+        "multimodal_inputs",
+        "multimodal_train_inputs",
+        "latency_trace",
+        "metadata",
+        "extra_info",
+        "weight_versions",
+    }
+)
+# Other keys: a value longer than this (in JSON bytes) is a body too, and is not decoded.
+_MAX_SCALAR_BYTES = 256
+_ALWAYS_DECODED = frozenset({"label", "reward", *CATEGORICAL_KEYS})
+_array_decoder = msgspec.json.Decoder(list)
 
 
 class Columns:
-    """Column store; rows are appended in file order and may be truncated (a tentative tail)."""
+    """Column store; rows are appended in file order and may be truncated (a tentative tail).
+
+    Columns are padded lazily (a missing value costs nothing until `pad`), which keeps the
+    per-row work small: a 1 GB step of 3 KB lines has 300,000 rows.
+    """
 
     def __init__(self) -> None:
         self.rows = 0
@@ -43,72 +59,83 @@ class Columns:
         self._codes: dict[str, dict[str, int]] = {}
         self.labels: list[str | None] = []
         self.keys: dict[str, None] = {}  # insertion-ordered set of every top-level key seen
+        self._plans: dict[tuple[str, ...], list[str]] = {}
 
     # -- building ------------------------------------------------------------------------
     def append(self, decoded: DecodedLine | None) -> None:
         """Add one row; `None` is an unreadable line (all values missing)."""
-        row = self.rows
-        numbers: dict[str, float] = {}
-        strings: dict[str, str] = {}
-        label: str | None = None
+        label = None
         if decoded is not None:
-            for key in decoded.field_names():
-                self.keys.setdefault(key, None)
+            row, numeric = self.rows, self.numeric
             for key, value in self._scalars(decoded):
+                kind = type(value)
                 if key == "label":
                     label = _label_preview(value)
-                    continue
-                num = _number(value)
-                if num is not None:
-                    numbers[key] = num
-                elif key in CATEGORICAL_KEYS and isinstance(value, str):
-                    strings[key] = value
-                elif key == "reward" and isinstance(value, dict):
+                elif kind is float or kind is int:  # not bool: True is no number
+                    # Inlined (no helper call): this line runs for every number of every row.
+                    col = numeric.get(key)
+                    if col is None or len(col) != row:
+                        col = self._numeric_column(key)
+                    col.append(value)
+                elif kind is str and key in CATEGORICAL_KEYS:
+                    self._put_string(key, value)
+                elif kind is dict and key == "reward":
                     for part, part_value in value.items():
-                        part_num = _number(part_value)
-                        if part_num is not None:
-                            numbers[f"reward.{part}"] = part_num
-        for key, num in numbers.items():
-            if key not in self.numeric:
-                self.numeric[key] = array("d", [NAN]) * row
-            self.numeric[key].append(num)
-        for col in self.numeric.values():
-            if len(col) == row:
-                col.append(NAN)
-        for key, text in strings.items():
-            if key not in self.categorical:
-                self.categorical[key] = array("i", [-1]) * row
-                self.categories[key] = []
-                self._codes[key] = {}
-            codes = self._codes[key]
-            code = codes.get(text)
-            if code is None:
-                code = codes[text] = len(self.categories[key])
-                self.categories[key].append(text)
-            self.categorical[key].append(code)
-        for col in self.categorical.values():
-            if len(col) == row:
-                col.append(-1)
+                        if type(part_value) in (float, int):
+                            self._numeric_column(f"reward.{part}").append(part_value)
         self.labels.append(label)
-        self.rows = row + 1
+        self.rows += 1
 
-    @staticmethod
-    def _scalars(decoded: DecodedLine) -> Iterable[tuple[str, Any]]:
-        """Top-level values that can be columns, decoding nothing large."""
+    def _scalars(self, decoded: DecodedLine) -> list[tuple[str, Any]]:
+        """(key, value) of the top-level values that can be columns, decoding nothing large."""
         if not decoded.strict:
-            yield from decoded.obj.items()
-            return
-        for key, raw in decoded.raw.items():
-            head = memoryview(raw)[0]
-            if head == _OPEN_ARRAY:
-                continue  # token ids, log-probs: never a column
-            if head == _QUOTE and key != "label" and key not in CATEGORICAL_KEYS:
-                continue  # prompt, response and other text bodies
-            if head == _OPEN_OBJECT and key != "reward":
-                continue
-            if head not in (_QUOTE, _OPEN_OBJECT) and len(raw) > _MAX_NUMBER_TEXT:
-                continue
-            yield key, decoded.value(key)
+            for key in decoded.obj:
+                self.keys.setdefault(key, None)
+            return [(k, v) for k, v in decoded.obj.items() if k not in BODY_KEYS]
+        raw = decoded.raw
+        names = tuple(raw)
+        plan = self._plans.get(names)
+        if plan is None:  # a new key order: most steps have one or two
+            for key in names:
+                self.keys.setdefault(key, None)
+            plan = self._plans[names] = [key for key in names if key not in BODY_KEYS]
+        wanted = [k for k in plan if len(raw[k]) <= _MAX_SCALAR_BYTES or k in _ALWAYS_DECODED]
+        # One decode call per line for all its small values, instead of one per value.
+        values = _array_decoder.decode(b"[" + b",".join([raw[k] for k in wanted]) + b"]")
+        return list(zip(wanted, values, strict=True))
+
+    def _numeric_column(self, key: str) -> array:
+        """The column for `key`, created and padded with NaN up to the current row."""
+        col = self.numeric.get(key)
+        if col is None:
+            col = self.numeric[key] = array("d")
+        if len(col) < self.rows:
+            col.extend(array("d", [NAN]) * (self.rows - len(col)))
+        return col
+
+    def _put_string(self, key: str, value: str) -> None:
+        col = self.categorical.get(key)
+        if col is None:
+            col = self.categorical[key] = array("i")
+            self.categories[key] = []
+            self._codes[key] = {}
+        codes = self._codes[key]
+        code = codes.get(value)
+        if code is None:
+            code = codes[value] = len(self.categories[key])
+            self.categories[key].append(value)
+        if len(col) < self.rows:
+            col.extend(array("i", [-1]) * (self.rows - len(col)))
+        col.append(code)
+
+    def pad(self) -> None:
+        """Give every column a value (NaN / -1) for every row; call before reading."""
+        for col in self.numeric.values():
+            if len(col) < self.rows:
+                col.extend(array("d", [NAN]) * (self.rows - len(col)))
+        for col in self.categorical.values():
+            if len(col) < self.rows:
+                col.extend(array("i", [-1]) * (self.rows - len(col)))
 
     def truncate(self, rows: int) -> None:
         """Drop rows from `rows` on (a tentative last line that has since changed)."""
@@ -137,7 +164,7 @@ class Columns:
     def nbytes(self) -> int:
         total = sum(col.itemsize * len(col) for col in self.numeric.values())
         total += sum(col.itemsize * len(col) for col in self.categorical.values())
-        total += sum(64 + len(label) * 2 for label in self.labels if label is not None)
+        total += sum(49 + len(label) for label in self.labels if label is not None)
         total += 8 * len(self.labels)
         return total
 
