@@ -17,6 +17,7 @@ from .store import BadRequest, NotFound, StoreError, UnreadableLine, finite_or_n
 logger = logging.getLogger("rollouts")
 
 JSON_TYPE = "application/json"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _STATUS_OF: list[tuple[type[StoreError], HTTPStatus]] = [
     (NotFound, HTTPStatus.NOT_FOUND),
     (BadRequest, HTTPStatus.BAD_REQUEST),
@@ -48,22 +49,43 @@ def status_of(exc: StoreError) -> HTTPStatus:
     return HTTPStatus.SERVICE_UNAVAILABLE
 
 
-def api_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Turn store errors into the JSON error shape, and anything unexpected into a bare 500."""
+def api_view(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+    """An API endpoint answering only `methods` (any, if none are given), always in JSON.
 
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            return view(request, *args, **kwargs)
-        except UnreadableLine as exc:
-            return error_response(status_of(exc), str(exc), line=exc.line)
-        except StoreError as exc:
-            return error_response(status_of(exc), str(exc))
-        except Exception:
-            logger.exception("unexpected error in %s", request.path)
-            return error_response(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error; see the log")
+    Store errors become the JSON error shape with their status; anything unexpected becomes
+    a bare 500 with the details in the log, never in the response.
+    """
 
-    return wrapper
+    def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            if methods and request.method not in methods:
+                allowed = ", ".join(methods)
+                response = error_response(
+                    HTTPStatus.METHOD_NOT_ALLOWED, f"{request.method} is not allowed; use {allowed}"
+                )
+                response["Allow"] = allowed
+                return response
+            try:
+                return view(request, *args, **kwargs)
+            except UnreadableLine as exc:
+                return error_response(status_of(exc), str(exc), line=exc.line)
+            except StoreError as exc:
+                return error_response(status_of(exc), str(exc))
+            except Exception:
+                logger.exception("unexpected error in %s", request.path)
+                return error_response(
+                    HTTPStatus.INTERNAL_SERVER_ERROR, "internal error; see the server log"
+                )
+
+        # A read-only endpoint has no state to protect, and Django's CSRF check would answer a
+        # stray POST with an HTML 403 page instead of our JSON 405. Endpoints that accept a
+        # write keep the check (or, like cache/clear, do their own same-origin check).
+        if not set(methods) - SAFE_METHODS:
+            wrapper.csrf_exempt = True  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
 
 
 def is_same_origin(request: HttpRequest) -> bool:

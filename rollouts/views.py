@@ -13,7 +13,7 @@ from django.core.cache import InvalidCacheBackendError, caches
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_safe
 
 from .cache import ByteLimitedCache
 from .conf import conf
@@ -102,15 +102,13 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 # -- JSON API --------------------------------------------------------------------------------
-@require_safe
-@api_view
+@api_view("GET", "HEAD")
 def api_subdirs(request: HttpRequest) -> HttpResponse:
     catalog = get_catalog()
     return json_response({"data_dir": catalog.name, "subdirs": catalog.buckets()})
 
 
-@require_safe
-@api_view
+@api_view("GET", "HEAD")
 def api_steps(request: HttpRequest, subdir: str) -> HttpResponse:
     steps = get_catalog().steps(subdir)
     return json_response(
@@ -149,8 +147,7 @@ def _page_items(index: StepIndex, positions: list[int]) -> Iterator[bytes]:
         yield line_as_json(sample.decoded, sample.data)
 
 
-@require_safe
-@api_view
+@api_view("GET", "HEAD")
 def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
     page = _int_param(request, "page", 1, 1, 10**9)
     page_size = _int_param(request, "page_size", 50, 1, conf.MAX_PAGE_SIZE)
@@ -177,8 +174,7 @@ def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpRespons
     return StreamingHttpResponse(body, content_type=JSON_TYPE)
 
 
-@require_safe
-@api_view
+@api_view("GET", "HEAD")
 def api_sample(request: HttpRequest, subdir: str, filename: str, position: int) -> HttpResponse:
     catalog = get_catalog()
     index = catalog.open_step(subdir, filename)
@@ -196,8 +192,7 @@ def api_sample(request: HttpRequest, subdir: str, filename: str, position: int) 
     return HttpResponse(body, content_type=JSON_TYPE)
 
 
-@require_safe
-@api_view
+@api_view("GET", "HEAD")
 def api_columns(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
     catalog = get_catalog()
     index = catalog.open_step(subdir, filename)
@@ -241,8 +236,7 @@ def step_summary(index: StepIndex) -> dict:
     }
 
 
-@require_safe
-@api_view
+@api_view("GET", "HEAD")
 def api_file(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
     """The whole step, streamed line by line: a 1 GB step never sits in memory."""
     index = get_catalog().open_step(subdir, filename)
@@ -269,8 +263,7 @@ def api_file(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
     return response
 
 
-@require_safe
-@api_view
+@api_view("GET", "HEAD")
 def api_cache_stats(request: HttpRequest) -> HttpResponse:
     cache = index_cache()
     stats = cache.stats() if hasattr(cache, "stats") else {}
@@ -278,8 +271,7 @@ def api_cache_stats(request: HttpRequest) -> HttpResponse:
 
 
 @csrf_exempt  # protected by the same-origin check below; see the README's Security section
-@require_POST
-@api_view
+@api_view("POST")
 def api_cache_clear(request: HttpRequest) -> HttpResponse:
     if not is_same_origin(request):
         return error_response(HTTPStatus.FORBIDDEN, "cross-origin requests may not clear the cache")
@@ -289,6 +281,6 @@ def api_cache_clear(request: HttpRequest) -> HttpResponse:
     return json_response({"ok": True, "alias": conf.CACHE_ALIAS, **stats})
 
 
-@api_view
+@api_view()
 def api_not_found(request: HttpRequest, rest: str) -> HttpResponse:
     return error_response(HTTPStatus.NOT_FOUND, "no such API endpoint")

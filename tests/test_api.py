@@ -199,11 +199,14 @@ def test_cache_stats_and_clear(client, write_step):
 
 
 def test_cache_clear_refuses_cross_origin_and_get(client):
+    client = type(client)(enforce_csrf_checks=True)
     response = client.post(PREFIX + "/api/cache/clear", headers={"Origin": "https://evil.example"})
     assert response.status_code == 403
     response = client.post(PREFIX + "/api/cache/clear", headers={"Sec-Fetch-Site": "cross-site"})
     assert response.status_code == 403
-    assert client.get(PREFIX + "/api/cache/clear").status_code == 405
+    refused = client.get(PREFIX + "/api/cache/clear")
+    assert refused.status_code == 405 and refused["Allow"] == "POST"
+    assert json.loads(refused.content)["status"] == 405
     ok = client.post(PREFIX + "/api/cache/clear", headers={"Origin": "http://testserver"})
     assert ok.status_code == 200
 
@@ -221,3 +224,14 @@ def test_index_page_links_carry_the_mount_point(client, write_step):
     html = response.content.decode()
     assert f'href="{PREFIX}/api/jsonl/train/file/4.jsonl/sample/0"' in html
     assert 'href="/static/rollouts/viewer.css"' in html
+
+
+def test_writes_to_read_only_endpoints_are_json_405s(write_step):
+    from django.test import Client
+
+    write_step("train", 0, [sample(0)])
+    client = Client(enforce_csrf_checks=True)  # as a real server would check
+    response = client.post(PREFIX + "/api/jsonl/train/file/0.jsonl/samples")
+    assert response.status_code == 405
+    assert response["Allow"] == "GET, HEAD"
+    assert json.loads(response.content)["message"] == "POST is not allowed; use GET, HEAD"
