@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from http import HTTPStatus
@@ -27,7 +26,6 @@ from .http import (
     json_response,
 )
 from .store import BadRequest, Catalog, StepIndex, StoreError, line_as_json
-from .store.jsonio import LineError, decode_line
 
 _catalogs: dict[tuple[str, str], Catalog] = {}
 _catalogs_lock = threading.Lock()
@@ -244,16 +242,9 @@ def api_file(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
 
     def records() -> Iterator[bytes]:
         nonlocal count
-        with open(index.path, "rb") as f:
-            for position in range(len(index)):
-                start, end = index.starts[position], index.ends[position]
-                data = os.pread(f.fileno(), end - start, start)
-                try:
-                    decoded = decode_line(data)
-                except LineError:
-                    continue  # listed by the columns endpoint; the rest stays readable
-                count += 1
-                yield line_as_json(decoded, data)
+        for _, decoded, data in index.iter_readable():
+            count += 1
+            yield line_as_json(decoded, data)
 
     head = {"subdir": subdir, "filename": filename}
     body = _stream_object(head, "samples", records(), lambda: {"total": count})
@@ -263,11 +254,14 @@ def api_file(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
     return response
 
 
+def _cache_stats() -> dict:
+    cache = index_cache()
+    return cache.stats() if hasattr(cache, "stats") else {}  # a portal's own backend may not
+
+
 @api_view("GET", "HEAD")
 def api_cache_stats(request: HttpRequest) -> HttpResponse:
-    cache = index_cache()
-    stats = cache.stats() if hasattr(cache, "stats") else {}
-    return json_response({"alias": conf.CACHE_ALIAS, **stats})
+    return json_response({"alias": conf.CACHE_ALIAS, **_cache_stats()})
 
 
 @csrf_exempt  # protected by the same-origin check below; see the README's Security section
@@ -275,10 +269,8 @@ def api_cache_stats(request: HttpRequest) -> HttpResponse:
 def api_cache_clear(request: HttpRequest) -> HttpResponse:
     if not is_same_origin(request):
         return error_response(HTTPStatus.FORBIDDEN, "cross-origin requests may not clear the cache")
-    cache = index_cache()
-    cache.clear()
-    stats = cache.stats() if hasattr(cache, "stats") else {}
-    return json_response({"ok": True, "alias": conf.CACHE_ALIAS, **stats})
+    index_cache().clear()
+    return json_response({"ok": True, "alias": conf.CACHE_ALIAS, **_cache_stats()})
 
 
 @api_view()

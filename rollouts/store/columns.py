@@ -109,8 +109,7 @@ class Columns:
         col = self.numeric.get(key)
         if col is None:
             col = self.numeric[key] = array("d")
-        if len(col) < self.rows:
-            col.extend(array("d", [NAN]) * (self.rows - len(col)))
+        _pad_to(col, self.rows, NAN)
         return col
 
     def _put_string(self, key: str, value: str) -> None:
@@ -124,18 +123,15 @@ class Columns:
         if code is None:
             code = codes[value] = len(self.categories[key])
             self.categories[key].append(value)
-        if len(col) < self.rows:
-            col.extend(array("i", [-1]) * (self.rows - len(col)))
+        _pad_to(col, self.rows, -1)
         col.append(code)
 
     def pad(self) -> None:
         """Give every column a value (NaN / -1) for every row; call before reading."""
         for col in self.numeric.values():
-            if len(col) < self.rows:
-                col.extend(array("d", [NAN]) * (self.rows - len(col)))
+            _pad_to(col, self.rows, NAN)
         for col in self.categorical.values():
-            if len(col) < self.rows:
-                col.extend(array("i", [-1]) * (self.rows - len(col)))
+            _pad_to(col, self.rows, -1)
 
     def truncate(self, rows: int) -> None:
         """Drop rows from `rows` on (a tentative last line that has since changed)."""
@@ -167,6 +163,12 @@ class Columns:
         total += sum(49 + len(label) for label in self.labels if label is not None)
         total += 8 * len(self.labels)
         return total
+
+
+def _pad_to(col: array, rows: int, missing: float) -> None:
+    """Extend `col` with the missing-value marker until it has `rows` values."""
+    if len(col) < rows:
+        col.extend(array(col.typecode, [missing]) * (rows - len(col)))
 
 
 def _label_preview(value: Any) -> str | None:

@@ -204,19 +204,17 @@ class StepIndex:
 
     def _extend_columns(self, f) -> None:
         assert self.columns is not None
-        fd = f.fileno()
-        columns, starts, ends = self.columns, self.starts, self.ends
-        todo = range(self._columns_rows, len(self))
+        columns = self.columns
         try:
-            for first, last, block in _read_blocks(fd, starts, ends, todo):
-                for position in range(first, last):
-                    data = block[starts[position] - starts[first] : ends[position] - starts[first]]
-                    try:
-                        columns.append(decode_line(data))
-                    except LineError as exc:
-                        self.invalid[position] = str(exc)
-                        columns.append(None)
-                    self._columns_rows = position + 1
+            for position, data in _read_lines(
+                f.fileno(), self, range(self._columns_rows, len(self))
+            ):
+                try:
+                    columns.append(decode_line(data))
+                except LineError as exc:
+                    self.invalid[position] = str(exc)
+                    columns.append(None)
+                self._columns_rows = position + 1
         finally:
             columns.pad()
             self._orderings.clear()
@@ -238,6 +236,18 @@ class StepIndex:
         except LineError as exc:
             raise UnreadableLine(line, str(exc)) from None
         return Sample(position, line, data, decoded)
+
+    def iter_readable(self) -> Iterator[tuple[int, DecodedLine, bytes]]:
+        """(position, decoded, bytes) of every readable record in file order, read in blocks.
+
+        Unreadable lines are skipped: they are listed in `invalid` once the columns exist.
+        """
+        with open(self.path, "rb") as f:
+            for position, data in _read_lines(f.fileno(), self, range(len(self))):
+                try:
+                    yield position, decode_line(data), data
+                except LineError:
+                    continue
 
     def valid_positions(self) -> array:
         """Every readable record in file order."""
@@ -284,21 +294,22 @@ class StepIndex:
         return total
 
 
-def _read_blocks(fd: int, starts: array, ends: array, positions: range) -> Iterator[tuple]:
-    """(first, stop, bytes) for runs of consecutive records read with one pread each.
+def _read_lines(fd: int, index: StepIndex, positions: range) -> Iterator[tuple[int, bytes]]:
+    """(position, line bytes) for `positions`, reading runs of records with one pread each.
 
     Small lines cost a syscall each when read one by one; a block of up to READ_BLOCK_BYTES
     (or one record, if it is larger) is read at once instead.
     """
+    starts, ends = index.starts, index.ends
     position, stop = positions.start, positions.stop
     while position < stop:
         first, block_start = position, starts[position]
         position += 1
         while position < stop and ends[position] - block_start <= READ_BLOCK_BYTES:
             position += 1
-        block_end = ends[position - 1]
-        block = os.pread(fd, block_end - block_start, block_start)
-        yield first, position, block
+        block = os.pread(fd, ends[position - 1] - block_start, block_start)
+        for p in range(first, position):
+            yield p, block[starts[p] - block_start : ends[p] - block_start]
 
 
 def _sorted_missing_last(columns: Columns, sort: str, positions: list[int], desc: bool) -> list:
