@@ -1,23 +1,44 @@
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import path, register_converter
 
-from . import views
+from . import pages, views
 
 app_name = "rollouts"
 
+
+class StepConverter:
+    """A step as its file names it: digits, kept as text so `007.jsonl` stays reachable."""
+
+    regex = "[0-9]+"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str | int) -> str:
+        return str(value)
+
+
+register_converter(StepConverter, "step")
+
 _step = "api/jsonl/<str:subdir>/file/<str:filename>"
+_view = "api/view/<str:bucket>/<step:step>"
 
 urlpatterns = [
-    path("", views.index, name="index"),
+    path("", pages.index, name="index"),
     path("api/jsonl/subdirs", views.api_subdirs, name="api-subdirs"),
     path("api/jsonl/<str:subdir>/steps", views.api_steps, name="api-steps"),
     path(_step, views.api_file, name="api-file"),
     path(f"{_step}/samples", views.api_samples, name="api-samples"),
     path(f"{_step}/sample/<int:position>", views.api_sample, name="api-sample"),
     path(f"{_step}/columns", views.api_columns, name="api-columns"),
+    path(_view, pages.api_view_step, name="api-view-step"),
+    path(f"{_view}/sample/<int:position>", pages.api_view_sample, name="api-view-sample"),
     path("api/cache/stats", views.api_cache_stats, name="api-cache-stats"),
     path("api/cache/clear", views.api_cache_clear, name="api-cache-clear"),
     # Anything else under api/ answers in the API's own error shape, not an HTML 404 page.
     path("api/<path:rest>", views.api_not_found, name="api-not-found"),
+    path("<str:bucket>/", pages.bucket_page, name="bucket"),
+    path("<str:bucket>/<step:step>/", pages.step_page, name="step"),
+    path("<str:bucket>/<step:step>/sample/<int:position>/", pages.sample_page, name="sample"),
 ]

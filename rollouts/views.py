@@ -10,9 +10,7 @@ from pathlib import Path
 
 from django.core.cache import InvalidCacheBackendError, caches
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
-from django.template.response import TemplateResponse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_safe
 
 from .cache import ByteLimitedCache
 from .conf import conf
@@ -82,21 +80,6 @@ def _ordering_params(request: HttpRequest) -> tuple[str | None, str, dict[str, s
         sort = None  # file order
     filters = {name: request.GET[name] for name in ("status", "dataset") if request.GET.get(name)}
     return sort, order, filters
-
-
-# -- pages -----------------------------------------------------------------------------------
-@require_safe
-def index(request: HttpRequest) -> HttpResponse:
-    context: dict = {"error": None, "buckets": []}
-    try:
-        catalog = get_catalog()
-        context["data_dir"] = catalog.name
-        context["buckets"] = [
-            {"name": name, "steps": catalog.steps(name)} for name in catalog.buckets()
-        ]
-    except Unavailable as exc:
-        context["error"] = str(exc)
-    return TemplateResponse(request, "rollouts/index.html", context)
 
 
 # -- JSON API --------------------------------------------------------------------------------

@@ -217,15 +217,6 @@ def test_missing_data_dir_is_503_without_the_path(client, settings, tmp_path):
     assert_error(status, data, 503, "'gone'")
 
 
-def test_index_page_links_carry_the_mount_point(client, write_step):
-    write_step("train", 4, [sample(0)])
-    response = client.get(PREFIX + "/")
-    assert response.status_code == 200
-    html = response.content.decode()
-    assert f'href="{PREFIX}/api/jsonl/train/file/4.jsonl/sample/0"' in html
-    assert 'href="/static/rollouts/viewer.css"' in html
-
-
 def test_writes_to_read_only_endpoints_are_json_405s(write_step):
     from django.test import Client
 

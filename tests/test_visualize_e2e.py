@@ -174,9 +174,18 @@ class LinkCollector(HTMLParser):
         super().__init__()
         self.links: list[str] = []
         self.stylesheets: list[str] = []
+        self.scripts: list[str] = []
+        self.step_options: list[str] = []
+        self._in_step_select = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attr = dict(attrs)
+        if tag == "select":
+            self._in_step_select = attr.get("id") == "rv-step"
+        elif tag == "option" and self._in_step_select and attr.get("value"):
+            self.step_options.append(attr["value"] or "")
+        elif tag == "script" and attr.get("src"):
+            self.scripts.append(attr["src"] or "")
         href = attr.get("href")
         if href is None:
             return
@@ -465,10 +474,12 @@ def test_banner_url_is_loopback_and_serves_the_index_page(
     assert status == 200
     assert headers["content-type"].startswith("text/html")
     assert demo_dir.name in body.decode()
-    links = parse_links(body).links
-    for bucket in BUCKET_NAMES:
-        for step in step_files(demo_dir / bucket):
-            assert any(f"/{bucket}/" in h and f"/{step.name}" in h for h in links), step
+    page = parse_links(body)
+    # `/` lands on the latest train step, whose selector offers every train step.
+    train_steps = step_files(demo_dir / "train")
+    assert page.step_options == [f"/train/{s.stem}/" for s in train_steps]
+    assert f'<option value="/train/{train_steps[-1].stem}/" selected>' in body.decode()
+    assert "/eval/" in page.links, "the eval bucket tab"
 
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's socket tables")
@@ -512,21 +523,23 @@ def test_base_path_index_links_and_stylesheet_carry_the_prefix_and_resolve(
     proxied: ServerProcess, demo_dir: Path, strip: bool
 ) -> None:
     prefix = f"/absproxy/{proxied.port}"
-    status, _, body = request(proxied.url("/" if strip else prefix + "/"))
-    assert status == 200
-    page = parse_links(body)
     for bucket in BUCKET_NAMES:
-        for step in step_files(demo_dir / bucket):
-            assert any(f"/{bucket}/" in h and f"/{step.name}" in h for h in page.links), step
-    assert len(page.stylesheets) == 1
-    for href in [*page.links, *page.stylesheets]:
-        assert href.startswith(prefix + "/"), href
-    css_status, css_headers, css = request(proxied.url(page.stylesheets[0]))
-    assert css_status == 200
-    assert css_headers["content-type"].startswith("text/css")
-    assert css == STYLESHEET.read_bytes()
-    for href in sorted(set(page.links)):
-        assert request(proxied.url(href))[0] == 200, href
+        status, _, body = request(proxied.url(("/" if strip else prefix + "/") + bucket + "/"))
+        assert status == 200
+        page = parse_links(body)
+        steps = step_files(demo_dir / bucket)
+        assert page.step_options == [f"{prefix}/{bucket}/{s.stem}/" for s in steps]
+        assert len(page.stylesheets) == 1
+        assert len(page.scripts) == 2
+        urls = [*page.links, *page.stylesheets, *page.scripts, *page.step_options]
+        for href in urls:
+            assert href.startswith(prefix + "/"), href
+        css_status, css_headers, css = request(proxied.url(page.stylesheets[0]))
+        assert css_status == 200
+        assert css_headers["content-type"].startswith("text/css")
+        assert css == STYLESHEET.read_bytes()
+        for href in sorted(set(urls)):
+            assert request(proxied.url(href))[0] == 200, href
 
 
 # -- the cache -----------------------------------------------------------------------------------
