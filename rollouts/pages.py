@@ -225,6 +225,10 @@ def sample_context(
     if rank is None:
         if position >= len(index) or position < 0:
             raise NotFound(f"step {step} has no sample at position {position}")
+        if position in index.invalid:  # a link to it, made before the line was known bad
+            return _unreadable(
+                context, index, query, index.lines[position], index.invalid[position]
+            )
         raise _Redirect(context["step_url"])
 
     def url_at(r: int) -> str:
@@ -256,10 +260,7 @@ def sample_context(
     try:
         record = index.read(position)
     except UnreadableLine as exc:
-        context["error"] = f"Line {exc.line} of step {step} could not be read: {exc.reason}"
-        context["error_line"] = exc.line
-        context["choices"] = _choices(index, None, query)
-        return context, HTTPStatus.UNPROCESSABLE_ENTITY
+        return _unreadable(context, index, query, exc.line, exc.reason)
     decoded = record.decoded
     values = {key: decoded.value(key) for key in decoded.field_names()}
     context["line"] = record.line
@@ -268,6 +269,15 @@ def sample_context(
     context["sample_json"] = line_as_json(decoded, record.data)
     context["choices"] = _choices(index, values, query)
     return context, HTTPStatus.OK
+
+
+def _unreadable(
+    context: dict[str, Any], index: StepIndex, query: Query, line: int, reason: str
+) -> tuple[dict[str, Any], int]:
+    context["error"] = f"Line {line} of step {context['step']} could not be read: {reason}"
+    context["error_line"] = line
+    context["choices"] = _choices(index, None, query)
+    return context, HTTPStatus.UNPROCESSABLE_ENTITY
 
 
 def _rank_of(ordering: Sequence[int], position: int) -> int | None:
