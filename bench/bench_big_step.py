@@ -42,6 +42,8 @@ BUCKET, FILENAME = "default", "0.jsonl"  # a flat data dir holds one bucket name
 STEP = f"/api/jsonl/{BUCKET}/file/{FILENAME}"
 LATENCY_REQUESTS = 100
 LAST_REQUESTS = 20
+PAGE_REQUESTS = 20
+PAGE = f"/{BUCKET}/{FILENAME.removesuffix('.jsonl')}"
 SORT_READY_TIMEOUT = 300.0  # seconds
 
 # Targets from DESIGN.md; a figure meets its target when it is below it.
@@ -96,9 +98,9 @@ class KeepAlive:
     def __init__(self, port: int) -> None:
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
 
-    def get(self, path: str) -> Fetched:
+    def get(self, path: str, headers: dict[str, str] | None = None) -> Fetched:
         start = time.perf_counter()
-        self.conn.request("GET", path)
+        self.conn.request("GET", path, headers=headers or {})
         resp = self.conn.getresponse()
         body = resp.read()
         done = time.perf_counter()
@@ -199,6 +201,15 @@ def bench(args: argparse.Namespace, path: Path) -> dict[str, float | str]:
                 ensure_ok(client.get(f"{STEP}/sample/{records - 1}"), "last sample").seconds * 1000
                 for _ in range(LAST_REQUESTS)
             ]
+            # The web viewer: a whole sample page (a reload or a pasted link), and the <main>
+            # fragment its script fetches to move to a neighbour.
+            for name, headers in (("html_page", None), ("html_fragment", {"RV-Fragment": "1"})):
+                pages = []
+                for _ in range(PAGE_REQUESTS):
+                    url = f"{PAGE}/sample/{rng.randrange(records)}/"
+                    pages.append(ensure_ok(client.get(url, headers), url).seconds * 1000)
+                figures[f"{name}_median_ms"] = statistics.median(pages)
+                figures[f"{name}_p90_ms"] = percentile(pages, 90)
         finally:
             client.close()
         figures["one_sample_median_ms"] = statistics.median(timings)
@@ -240,6 +251,17 @@ def bench(args: argparse.Namespace, path: Path) -> dict[str, float | str]:
             after["worker"]["VmHWM"] - before["worker"]["VmRSS"]
         ) / MB
     figures["server_exit_code"] = str(srv.returncode)
+
+    # A colleague opens the link: a fresh server, and the landing page `/` (the latest step).
+    with (
+        tempfile.TemporaryDirectory(prefix="bigstep-log-") as logs,
+        run_visualize(path.parent, log_dir=Path(logs)) as srv,
+    ):
+        landing = ensure_ok(fetch(srv.url("/")), "/ (landing page)")
+        if b'class="rv-position">Sample 1 of' not in landing.body:
+            raise SystemExit("the landing page does not show the first sample")
+        figures["landing_from_start_s"] = landing.done_at - srv.started_at
+        figures["landing_request_s"] = landing.seconds
     return figures
 
 
@@ -279,6 +301,12 @@ def table(figures: dict[str, float | str], baseline: dict[str, float] | None) ->
             TARGET_ONE_SAMPLE_MS, "ms", median),
         row("one sample, p90", f"{num('one_sample_p90_ms'):.2f} ms"),
         row(f"last sample, median of {LAST_REQUESTS}", f"{num('last_sample_median_ms'):.2f} ms"),
+        row("web: landing page /, process start -> HTML", f"{num('landing_from_start_s'):.3f} s"),
+        row("web: landing page /, the request alone", f"{num('landing_request_s'):.3f} s"),
+        row(f"web: sample page, median of {PAGE_REQUESTS} random",
+            f"{num('html_page_median_ms'):.1f} ms (p90 {num('html_page_p90_ms'):.1f})"),
+        row("web: <main> fragment (next/prev), median",
+            f"{num('html_fragment_median_ms'):.1f} ms (p90 {num('html_fragment_p90_ms'):.1f})"),
         row("worker VmRSS before -> after", before_after("worker", "VmRSS")),
         row("worker RssAnon before -> after", before_after("worker", "RssAnon")),
         row("memory added by the step (worker VmRSS)", f"{added:.1f} MB",
