@@ -1,0 +1,233 @@
+"""Headless Chromium for the browser tests, and the small helpers they share.
+
+Import the fixtures explicitly in a test module (`from .browser import browser_fixture, ...`): no
+pytest plugin, so the unit tests never start a browser. The browser is the system's Chromium
+(`RELAX_CHROMIUM`, else `chromium` on PATH), never one Playwright downloads. Without it the
+browser tests are skipped, except on CI (`CI=true`), where a missing browser is a failure.
+
+Each test gets a fresh browser context (clean localStorage, cookies and cache) and a `Tab`
+that records what a user would not see but a test must: console errors (CSP violations are
+among them), uncaught page errors, dialogs (dismissed at once), and every request and failed
+response the page made.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Dialog,
+    Page,
+    Playwright,
+    Request,
+    Response,
+    expect,
+    sync_playwright,
+)
+
+from .conftest import relax_line
+from .servers import REPO_ROOT
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # containers and CI runners rarely allow the setuid/user-namespace sandbox
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOT_DIR = REPO_ROOT / "test-artifacts" / "screenshots"
+TIMEOUT_MS = 10_000  # for any single wait; a healthy page answers in well under a second
+SETTLE_MS = 300  # how long a test waits to be sure that something did NOT happen
+VIEWPORT = {"width": 1280, "height": 900}
+
+expect.set_options(timeout=TIMEOUT_MS)
+
+
+def chromium_path() -> str | None:
+    configured = os.environ.get("RELAX_CHROMIUM")
+    if configured:
+        return configured if Path(configured).is_file() else None
+    return shutil.which("chromium")
+
+
+def _missing_browser(message: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{message} (CI=true: the browser tests must run)", pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session", name="playwright_driver")
+def playwright_driver_fixture() -> Iterator[Playwright]:
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session", name="browser")
+def browser_fixture(playwright_driver: Playwright) -> Iterator[Browser]:
+    executable = chromium_path()
+    if executable is None:
+        _missing_browser(
+            "no Chromium: set RELAX_CHROMIUM to its path or install Debian's `chromium`"
+            + (f" (RELAX_CHROMIUM={os.environ['RELAX_CHROMIUM']} is not a file)"
+               if os.environ.get("RELAX_CHROMIUM") else "")
+        )  # fmt: skip
+    launched = playwright_driver.chromium.launch(
+        executable_path=executable, headless=True, args=CHROMIUM_ARGS
+    )
+    yield launched
+    launched.close()
+
+
+@dataclass
+class Tab:
+    """A page and everything it reported: what `assert_clean` checks."""
+
+    page: Page
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # "404 URL" or "failed URL: reason"
+
+    @classmethod
+    def attach(cls, page: Page) -> Tab:
+        tab = cls(page)
+        page.on("console", tab._on_console)
+        page.on("pageerror", lambda exc: tab.page_errors.append(str(exc)))
+        page.on("dialog", tab._on_dialog)
+        page.on("request", lambda req: tab.requests.append(req.url))
+        page.on("response", tab._on_response)
+        page.on("requestfailed", tab._on_request_failed)
+        return tab
+
+    def _on_console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.console_errors.append(f"{message.text} ({message.location.get('url', '')})")
+
+    def _on_dialog(self, dialog: Dialog) -> None:
+        self.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    def _on_response(self, response: Response) -> None:
+        if response.status >= 400:
+            self.failed.append(f"{response.status} {response.url}")
+
+    def _on_request_failed(self, request: Request) -> None:
+        self.failed.append(f"failed {request.url}: {request.failure}")
+
+    def problems(self) -> list[str]:
+        return [
+            *(f"console error: {m}" for m in self.console_errors),
+            *(f"page error: {m}" for m in self.page_errors),
+            *(f"dialog: {m}" for m in self.dialogs),
+            *(f"HTTP: {m}" for m in self.failed),
+        ]
+
+    def close(self) -> None:
+        """Close the browser context now: a server stopped afterwards need not wait for the
+        browser's keep-alive connections (gunicorn lets them finish, ~2 s)."""
+        self.page.context.close()
+
+    def assert_clean(self) -> None:
+        """No console error, page error, dialog, or failed request since the tab opened."""
+        assert self.problems() == []
+
+
+@pytest.fixture(name="tab")
+def tab_fixture(browser: Browser) -> Iterator[Tab]:
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield Tab.attach(page)
+    finally:
+        context.close()  # a no-op when the test closed it already
+
+
+# -- data ------------------------------------------------------------------------------------
+def write_step_file(root: Path, bucket: str, step: int, lines: Iterable[Any]) -> Path:
+    """root/bucket/step.jsonl ("" for a flat dir) from records or raw str lines; its path."""
+    directory = root / bucket if bucket else root
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{step}.jsonl"
+    path.write_text(
+        "".join(line if isinstance(line, str) else relax_line(line) for line in lines),
+        encoding="utf-8",
+    )
+    return path
+
+
+# -- reading the page ------------------------------------------------------------------------
+def url_path(page: Page) -> str:
+    return urlsplit(page.url).path
+
+
+def url_query(page: Page) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(page.url).query)
+
+
+def position_text(rank: int, total: int) -> str:
+    return f"Sample {rank} of {total}"
+
+
+def shown(page: Page) -> tuple[int, int, int]:
+    """(data-position, data-rank, data-total) of the sample on screen."""
+    article = page.locator("article#rv-sample")
+    return (
+        int(article.get_attribute("data-position") or "-1"),
+        int(article.get_attribute("data-rank") or "-1"),
+        int(article.get_attribute("data-total") or "-1"),
+    )
+
+
+def blur(page: Page) -> None:
+    """Keys go to the document again (after a select or input had the focus)."""
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+
+
+def press_and_expect(page: Page, key: str, rank: int, total: int) -> None:
+    """Press `key` on the document and wait until sample `rank` of `total` is on screen."""
+    page.keyboard.press(key)
+    expect(page.locator("#rv-position")).to_have_text(position_text(rank, total))
+    expect(page.locator("article#rv-sample")).to_have_attribute("data-rank", str(rank))
+
+
+def walk_positions(page: Page) -> list[int]:
+    """data-position of every sample of the current ordering, from the first by keyboard."""
+    blur(page)
+    _, rank, total = shown(page)
+    if rank != 1:
+        press_and_expect(page, "Home", 1, total)
+    positions = [shown(page)[0]]
+    for rank in range(2, total + 1):
+        press_and_expect(page, "ArrowRight", rank, total)
+        positions.append(shown(page)[0])
+    return positions
+
+
+def mark_document(page: Page) -> None:
+    """Tag this document; `same_document` tells whether a navigation kept it (JS, no reload)."""
+    page.evaluate("() => { window.__rvTestMark = 1; }")
+
+
+def same_document(page: Page) -> bool:
+    return page.evaluate("() => window.__rvTestMark === 1")
+
+
+def save_screenshot(page: Page, name: str) -> Path:
+    SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOT_DIR / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    print(f"screenshot: {path}")
+    return path
