@@ -573,6 +573,18 @@ def test_raw_toggle_shows_the_exact_text(viewer: ServerProcess, tab: Tab):
         expect(raw).to_be_hidden()
 
 
+def test_copy_button_copies_the_exact_text(viewer: ServerProcess, tab: Tab):
+    page = tab.page
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.goto(viewer.url(sample_url("train", RENDER_STEP, 0)))
+    button = section(page, "prompt").locator("button.rv-copy")
+    button.click()
+    expect(button).to_have_text("copied")
+    assert page.evaluate("navigator.clipboard.readText()") == RICH_PROMPT
+    expect(button).to_have_text("copy")  # the label comes back
+    tab.assert_clean()
+
+
 def test_empty_response_and_zero_label_are_shown(viewer: ServerProcess, tab: Tab):
     page = tab.page
     page.goto(viewer.url(sample_url("train", RENDER_STEP, 1)))

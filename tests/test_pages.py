@@ -453,3 +453,16 @@ def test_value_node_keeps_array_items_exact():
     assert node.display == '-0.123456789, 1, true, null, "x"'
     nested = value_node({"a": [{"b": 1}]})
     assert nested.children[0][1].children[0][1].children[0] == ("b", value_node(1))
+
+
+def test_prompt_given_as_messages_renders_as_chat_turns(client, write_step):
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Count <it>"}]},
+    ]
+    write_step("train", 0, [sample(0, prompt=messages)])
+    html = page(client, "/train/0/").html
+    prompt = html.split('data-field="prompt"')[1].split("</section>")[0]
+    assert re.findall(r'<div class="rv-turn" data-role="(\w+)">', prompt) == ["system", "user"]
+    assert "Count &lt;it&gt;" in prompt
+    assert '<span class="rv-special">[image]</span>' in prompt
