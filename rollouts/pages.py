@@ -178,7 +178,8 @@ def sample_context(
 ) -> tuple[dict[str, Any], int]:
     """Everything the sample page and its JSON twin show, and the HTTP status.
 
-    Raises a redirect (`_Redirect`) when the URL names a sample outside the current result.
+    Raises `_OutsideResult` when the URL names a sample the current filters leave out; the
+    caller redirects to its own view of the step's first matching sample.
     """
     catalog = get_catalog()
     context = _steps_context(catalog, bucket, step)
@@ -194,10 +195,7 @@ def sample_context(
             "records": len(index),
             "total": len(ordering),
             "columns_ready": index.columns_ready,
-            "invalid": [
-                {"position": p, "line": index.lines[p], "error": msg}
-                for p, msg in sorted(index.invalid.items())
-            ],
+            "invalid": index.invalid_lines(),
             "partial_tail_bytes": index.partial_tail_bytes,
             "step_url": step_link + query.suffix(),
             "form_url": step_link,
@@ -229,7 +227,7 @@ def sample_context(
             return _unreadable(
                 context, index, query, index.lines[position], index.invalid[position]
             )
-        raise _Redirect(context["step_url"])
+        raise _OutsideResult(query.suffix())
 
     def url_at(r: int) -> str:
         return sample_url(bucket, step, ordering[r]) + query.suffix()
@@ -289,11 +287,11 @@ def _rank_of(ordering: Sequence[int], position: int) -> int | None:
         return None
 
 
-class _Redirect(Exception):
-    """Raised by the context builder when the URL should name another sample."""
+class _OutsideResult(Exception):
+    """A signal, not an error: the URL names a sample outside the filtered result."""
 
-    def __init__(self, url: str) -> None:
-        self.url = url
+    def __init__(self, query_suffix: str) -> None:
+        self.query_suffix = query_suffix
 
 
 # -- pages -----------------------------------------------------------------------------------
@@ -330,8 +328,10 @@ def _page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
             return response
         try:
             return view(request, *args, **kwargs)
-        except _Redirect as redirect:
-            return HttpResponseRedirect(redirect.url)
+        except _OutsideResult as outside:
+            return HttpResponseRedirect(
+                step_url(kwargs["bucket"], kwargs["step"]) + outside.query_suffix
+            )
         except StoreError as exc:
             return _error_page(request, exc, kwargs.get("bucket"))
 
@@ -399,8 +399,9 @@ def sample_page(request: HttpRequest, bucket: str, step: str, position: int) -> 
 def _twin(request: HttpRequest, bucket: str, step: str, position: int | None) -> HttpResponse:
     try:
         context, status = sample_context(request, bucket, step, position)
-    except _Redirect as redirect:
-        return HttpResponseRedirect(redirect.url.replace(*_twin_swap(bucket, step)))
+    except _OutsideResult as outside:
+        url = reverse("rollouts:api-view-step", kwargs={"bucket": bucket, "step": step})
+        return HttpResponseRedirect(url + outside.query_suffix)
     keys = (
         "data_dir", "bucket", "step", "filename", "records", "total", "columns_ready",
         "invalid", "partial_tail_bytes", "position", "rank", "line", "warnings", "neighbours",
@@ -425,13 +426,6 @@ def _twin(request: HttpRequest, bucket: str, step: str, position: int | None) ->
     if presented is not None:
         body = body[:-1] + b', "sample": ' + context["sample_json"] + b"}"
     return HttpResponse(body, status=status, content_type=JSON_TYPE)
-
-
-def _twin_swap(bucket: str, step: str) -> tuple[str, str]:
-    return (
-        step_url(bucket, step),
-        reverse("rollouts:api-view-step", kwargs={"bucket": bucket, "step": step}),
-    )
 
 
 @api_view("GET", "HEAD")

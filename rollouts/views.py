@@ -209,10 +209,7 @@ def step_summary(index: StepIndex) -> dict:
         "size_bytes": index.identity.size,
         "columns_ready": index.columns_ready,
         "keys": list(columns.keys) if columns is not None else [],
-        "invalid": [
-            {"position": p, "line": index.lines[p], "error": msg}
-            for p, msg in sorted(index.invalid.items())
-        ],
+        "invalid": index.invalid_lines(),
         "partial_tail_bytes": index.partial_tail_bytes,
     }
 

@@ -249,6 +249,13 @@ class StepIndex:
                 except LineError:
                     continue
 
+    def invalid_lines(self) -> list[dict[str, int | str]]:
+        """Unreadable records found by the column pass, in file order, for messages."""
+        return [
+            {"position": p, "line": self.lines[p], "error": msg}
+            for p, msg in sorted(self.invalid.items())
+        ]
+
     def valid_positions(self) -> array:
         """Every readable record in file order."""
         return self.ordering(None, "asc", {})
