@@ -189,6 +189,11 @@ class StepIndex:
     def columns_ready(self) -> bool:
         return self.columns is not None and self._columns_rows == len(self.starts)
 
+    @property
+    def columns_rows(self) -> int:
+        """Records decoded into the columns so far: the progress of the column pass."""
+        return self._columns_rows
+
     def ensure_columns(self) -> Columns:
         """Decode the scalar fields of every record not yet in the columns (once)."""
         columns = self.columns

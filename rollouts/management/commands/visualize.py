@@ -49,16 +49,17 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         data_dir = self._check_data_dir(options["data_dir"])
-        if options["tui"]:
-            raise CommandError("--tui: the terminal UI is not available yet; use the web viewer")
         self._check_numbers(options)
-        self._check_port_free(options["host"], options["port"])
         mask = options["mask_str"]
         if mask:
             try:
                 re.compile(mask)
             except re.error as exc:
                 raise CommandError(f"--mask-str is not a valid regular expression: {exc}") from None
+        if options["tui"]:
+            self._run_tui(data_dir, options)
+            return
+        self._check_port_free(options["host"], options["port"])
         base_path = normalize_base_path(options["base_path"])
         self._apply_settings(data_dir, base_path, options)
         self.check(display_num_errors=False)
@@ -76,6 +77,31 @@ class Command(BaseCommand):
             workers=options["workers"],
             threads=options["threads"],
         )
+
+    def _run_tui(self, data_dir: Path, options: dict[str, Any]) -> None:
+        from rollouts import tui
+
+        if not tui.available():
+            raise CommandError(tui.INSTALL_HINT)
+        from rollouts.cache import ByteLimitedCache
+        from rollouts.conf import conf
+        from rollouts.tui.app import RolloutsApp
+
+        mask = options["mask_str"] if options["mask_str"] is not None else conf.MASK_STR
+        cache = ByteLimitedCache(
+            "tui",
+            {
+                "OPTIONS": {
+                    "MAX_BYTES": options["cache_memory"] * 1024 * 1024,
+                    "MAX_ENTRIES": options["cache_entries"],
+                }
+            },
+        )
+        try:
+            app = RolloutsApp(data_dir, mask, cache=cache)
+        except OSError as exc:
+            raise CommandError(f"cannot read DATA_DIR {data_dir.name}: {exc.strerror}") from None
+        app.run()
 
     def _check_data_dir(self, raw: str) -> Path:
         path = Path(raw).expanduser()

@@ -1,0 +1,242 @@
+"""What the terminal UI is looking at: bucket, step, ordering and sample, with no UI in it.
+
+The app calls these methods from worker threads (opening and indexing a step can take a
+second on a 1 GB file) and reads the results from its own thread; everything slow is in
+`open_step` and `index_columns`, everything else is list arithmetic on the step index.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..presenter import format_bytes
+from ..render import compile_mask
+from ..store import Catalog, StepFile, StepIndex, StoreError
+from ..store.catalog import IndexCache
+
+PREFERRED_BUCKET = "train"
+
+
+@dataclass(frozen=True, slots=True)
+class SortMode:
+    column: str | None  # None: file order
+    descending: bool = False
+
+    @property
+    def label(self) -> str:
+        if self.column is None:
+            return "file order"
+        return f"{self.column} {'desc' if self.descending else 'asc'}"
+
+    @property
+    def key(self) -> str:
+        if self.column is None:
+            return ""
+        return f"{self.column}:{'desc' if self.descending else 'asc'}"
+
+    @classmethod
+    def parse(cls, key: str) -> SortMode:
+        if not key:
+            return cls(None)
+        column, _, order = key.rpartition(":")
+        return cls(column, order == "desc")
+
+
+FILE_ORDER = SortMode(None)
+
+
+class Session:
+    """One data directory as the terminal UI browses it."""
+
+    def __init__(
+        self, data_dir: Path | str, mask_str: str | None, cache: IndexCache | None = None
+    ) -> None:
+        self.catalog = Catalog(data_dir, cache)
+        self.mask = compile_mask(mask_str)
+        buckets = self.catalog.buckets()
+        self.bucket = PREFERRED_BUCKET if PREFERRED_BUCKET in buckets else buckets[0]
+        self.steps: list[StepFile] = self.catalog.steps(self.bucket)
+        self.step_pos = len(self.steps) - 1  # the latest step, as in the web viewer
+        self.index: StepIndex | None = None
+        self.sort = FILE_ORDER
+        self.dataset: str | None = None
+        self.ordering: Sequence[int] = range(0)
+        self.rank = 0
+
+    # -- catalog -------------------------------------------------------------------------
+    @property
+    def buckets(self) -> list[str]:
+        return self.catalog.buckets()
+
+    @property
+    def step(self) -> StepFile | None:
+        return self.steps[self.step_pos] if 0 <= self.step_pos < len(self.steps) else None
+
+    def step_label(self, step: StepFile) -> str:
+        return f"Step {step.step} ({format_bytes(step.size_bytes)})"
+
+    def switch_bucket(self, bucket: str) -> None:
+        self.steps = self.catalog.steps(bucket)
+        self.bucket = bucket
+        self.step_pos = len(self.steps) - 1
+        self.index = None
+        self.dataset = None
+
+    def relist(self) -> None:
+        """Pick up new steps (and new sizes), staying on the step being shown."""
+        current = self.step
+        self.steps = self.catalog.steps(self.bucket)
+        if current is not None:
+            for pos, step in enumerate(self.steps):
+                if step.filename == current.filename:
+                    self.step_pos = pos
+                    return
+        self.step_pos = min(max(self.step_pos, 0), len(self.steps) - 1)
+
+    # -- the step ------------------------------------------------------------------------
+    # `load_step` and `build_columns` are the slow parts and may run on any thread: they change
+    # nothing here. The app applies their result with `show_step` / `reorder` on its own thread,
+    # and only if the user still wants that step.
+    def load_step(self, step_pos: int) -> StepIndex:
+        """The step's index after the newline scan (fast); its columns come later."""
+        if not 0 <= step_pos < len(self.steps):
+            raise StoreError(f"bucket {self.bucket!r} has no step files yet")
+        return self.catalog.open_step(self.bucket, self.steps[step_pos].filename)
+
+    def show_step(self, step_pos: int, index: StepIndex) -> None:
+        self.step_pos = step_pos
+        self.index = index
+        if self.dataset is not None and self.dataset not in self.datasets():
+            self.dataset = None
+        self.ordering = self._ordering()
+        self.rank = 0
+
+    def build_columns(self, index: StepIndex) -> None:
+        """Decode the columns (seconds on a 1 GB step)."""
+        self.catalog.columns(index)
+
+    def reorder(self) -> None:
+        """Recompute the ordering (columns arrived, sort or filter changed), keeping the sample."""
+        position = self.position
+        self.ordering = self._ordering()
+        self.go_to_position(position)
+
+    def update_index(self, index: StepIndex) -> None:
+        """A refreshed index of the same step (grown or rewritten file)."""
+        self.index = index
+        self.reorder()
+
+    def columns_progress(self) -> tuple[int, int]:
+        index = self.index
+        if index is None:
+            return 0, 0
+        return index.columns_rows, len(index)
+
+    @property
+    def columns_ready(self) -> bool:
+        return self.index is not None and self.index.columns_ready
+
+    def _ordering(self) -> Sequence[int]:
+        index = self.index
+        if index is None:
+            return range(0)
+        if not index.columns_ready:
+            return range(len(index))  # file order until the columns exist
+        filters = {"dataset": self.dataset} if self.dataset is not None else {}
+        order = "desc" if self.sort.descending else "asc"
+        return self.catalog.ordering(index, self.sort.column, order, filters)
+
+    # -- ordering ------------------------------------------------------------------------
+    def set_sort(self, sort: SortMode) -> None:
+        self.sort = sort
+        self.reorder()
+
+    def set_dataset(self, dataset: str | None) -> None:
+        self.dataset = dataset
+        self.reorder()
+
+    def sort_modes(self) -> list[SortMode]:
+        modes = [FILE_ORDER]
+        if self.index is not None and self.index.columns is not None and self.columns_ready:
+            for column in sorted(self.index.columns.numeric):
+                modes += [SortMode(column, False), SortMode(column, True)]
+        if self.sort not in modes:
+            modes.append(self.sort)
+        return modes
+
+    def datasets(self) -> list[str]:
+        columns = self.index.columns if self.index is not None else None
+        if columns is None or not self.columns_ready:
+            return []
+        return sorted(columns.categories.get("dataset", []))
+
+    def keys(self, sample: dict[str, Any] | None = None) -> list[str]:
+        """Every top-level key seen in the step (not just in one sample), in first-seen order."""
+        columns = self.index.columns if self.index is not None else None
+        keys = list(columns.keys) if columns is not None and self.columns_ready else []
+        for key in sample or {}:
+            if key not in keys:
+                keys.append(key)
+        return keys
+
+    # -- moving --------------------------------------------------------------------------
+    @property
+    def total(self) -> int:
+        return len(self.ordering)
+
+    @property
+    def position(self) -> int | None:
+        return self.ordering[self.rank] if 0 <= self.rank < len(self.ordering) else None
+
+    def move(self, delta: int) -> bool:
+        rank = min(max(self.rank + delta, 0), self.total - 1)
+        moved = rank != self.rank
+        self.rank = max(rank, 0)
+        return moved
+
+    def go_to(self, rank: int) -> None:
+        """1-based, clamped: typing 9999 means the last sample."""
+        self.rank = min(max(rank, 1), max(self.total, 1)) - 1
+
+    def go_to_position(self, position: int | None) -> None:
+        if position is None:
+            self.rank = 0
+            return
+        if isinstance(self.ordering, range):
+            found = position if position < len(self.ordering) else -1
+        else:
+            try:
+                found = self.ordering.index(position)
+            except ValueError:
+                found = -1
+        self.rank = found if found >= 0 else 0
+
+    def read(self) -> tuple[int, dict[str, Any]]:
+        """(line number, fields) of the current sample; StoreError when it cannot be read."""
+        if self.index is None:
+            raise StoreError("no step is open")
+        position = self.position
+        if position is None:
+            raise StoreError(self.empty_message())
+        sample = self.index.read(position)
+        decoded = sample.decoded
+        return sample.line, {key: decoded.value(key) for key in decoded.field_names()}
+
+    def empty_message(self) -> str:
+        name = f"step {self.step.step}" if self.step else "this step"
+        if self.index is not None and len(self.index) and self.dataset:
+            return f"no sample of {name} has dataset {self.dataset!r}"
+        if self.index is not None and len(self.index):
+            return f"no line of {name} could be read"
+        return f"{name} has no samples yet"
+
+
+def find_matches(text: str, query: str) -> list[int]:
+    """Start offsets of `query` in `text`, case-insensitive, not overlapping."""
+    if not query:
+        return []
+    return [m.start() for m in re.finditer(re.escape(query), text, re.IGNORECASE)]
