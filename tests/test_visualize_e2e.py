@@ -11,11 +11,14 @@ import json
 import math
 import os
 import re
+import select
 import signal
 import socket
 import struct
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -24,11 +27,13 @@ from urllib.parse import quote
 
 import pytest
 
+from rollouts import tui
 from rollouts.demo import write_demo
 
 from .servers import (
     REPO_ROOT,
     ServerProcess,
+    child_env,
     free_port,
     get_json,
     loads_strict,
@@ -764,12 +769,56 @@ def test_bad_data_dir_exits_nonzero_with_a_one_line_error(tmp_path: Path, kind: 
     assert "open:" not in result.stdout
 
 
-def test_tui_is_refused_as_not_available_yet(demo_dir: Path) -> None:
-    result = run_manage("visualize", str(demo_dir), "--tui", "--port", str(free_port()))
+def test_tui_without_the_extra_says_how_to_install_it(demo_dir: Path, tmp_path: Path) -> None:
+    # A `textual` that cannot be imported, first on the path: the extra is "not installed".
+    (tmp_path / "textual").mkdir()
+    (tmp_path / "textual" / "__init__.py").write_text("raise ImportError('no textual here')\n")
+    result = run_manage("visualize", str(demo_dir), "--tui", env={"PYTHONPATH": str(tmp_path)})
     assert result.returncode != 0
-    assert "not available yet" in result.stderr
-    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [f"CommandError: {tui.INSTALL_HINT}"]
     assert "open:" not in result.stdout
+
+
+def test_tui_runs_in_a_real_terminal_and_quits_on_q(demo_dir: Path) -> None:
+    """The command as a user runs it: a pseudo-terminal, the screen drawn, `q` to leave."""
+    pytest.importorskip("textual")
+    master, slave = os.openpty()
+    env = child_env({"TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"})
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", "visualize", str(demo_dir), "--tui"],
+        cwd=REPO_ROOT,
+        env=env,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        start_new_session=True,
+    )
+    os.close(slave)
+    screen = bytearray()
+
+    def drain_until(done: Callable[[], bool], seconds: float) -> None:
+        # Keep reading: a full terminal buffer would block the app's own output.
+        deadline = time.monotonic() + seconds
+        while not done() and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if ready:
+                try:
+                    screen.extend(os.read(master, 65536))
+                except OSError:  # the child closed the terminal
+                    return
+
+    try:
+        # The first sample's counter: the app opened the latest step and drew it.
+        drain_until(lambda: b"Sample 1 / 64" in screen, 30)
+        assert b"Sample 1 / 64" in screen, bytes(screen[-2000:])
+        os.write(master, b"q")
+        drain_until(lambda: proc.poll() is not None, 15)
+        assert proc.wait(timeout=1) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
 
 
 def test_port_in_use_is_a_one_line_error(demo_dir: Path) -> None:
