@@ -67,13 +67,15 @@ def _missing_browser(message: str) -> None:
     pytest.skip(message)
 
 
-@pytest.fixture(scope="session", name="playwright_driver")
+# Module scope, not session: Playwright's sync API keeps an asyncio loop running in this thread
+# while it is open, and the terminal UI tests (textual) need to start loops of their own.
+@pytest.fixture(scope="module", name="playwright_driver")
 def playwright_driver_fixture() -> Iterator[Playwright]:
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session", name="browser")
+@pytest.fixture(scope="module", name="browser")
 def browser_fixture(playwright_driver: Playwright) -> Iterator[Browser]:
     executable = chromium_path()
     if executable is None:

@@ -82,7 +82,10 @@ class RolloutsApp(App[None]):
                 buckets = [(b, b) for b in self.session.buckets]
                 yield Select(buckets, id="bucket", allow_blank=False, value=self.session.bucket)
                 yield Label("Step", classes="caption")
-                yield Select([], id="step", prompt="no steps")
+                steps = self._step_options()
+                # A blank entry only when there is nothing to pick.
+                chosen = {"value": self.session.step_pos} if steps else {}
+                yield Select(steps, id="step", prompt="no steps", allow_blank=not steps, **chosen)
                 yield Label("Sample", id="sample-label", classes="caption")
                 yield Input(placeholder="number, Enter", id="sample", type="integer")
                 yield Label("Dataset", id="dataset-label", classes="caption")
@@ -170,6 +173,8 @@ class RolloutsApp(App[None]):
         self._show_sample(keep_scroll=True)
 
     def _show_progress(self) -> None:
+        if not self.is_running:  # the timer can fire once more while the app shuts down
+            return
         bar = self.query_one("#progress", ProgressBar)
         done, total = self.session.columns_progress()
         indexing = self.session.index is not None and not self.session.columns_ready
@@ -232,18 +237,22 @@ class RolloutsApp(App[None]):
     # -- keeping the selectors in step with the session ----------------------------------
     def _set_options(self, select_id: str, options: list[tuple[str, Any]], value: Any) -> None:
         select = self.query_one(f"#{select_id}", Select)
-        select.set_options(options)
-        if options:
-            select.value = value
+        # set_options() itself selects the first option; neither change is the user's.
+        with self.prevent(Select.Changed):
+            select.set_options(options)
+            if options:
+                select.value = value
 
     def _sync_buckets(self) -> None:
         buckets = self.session.buckets
         self._set_options("bucket", [(b, b) for b in buckets], self.session.bucket)
 
-    def _sync_steps(self) -> None:
+    def _step_options(self) -> list[tuple[str, int]]:
         session = self.session
-        options = [(session.step_label(s), pos) for pos, s in enumerate(session.steps)]
-        self._set_options("step", options, session.step_pos)
+        return [(session.step_label(s), pos) for pos, s in enumerate(session.steps)]
+
+    def _sync_steps(self) -> None:
+        self._set_options("step", self._step_options(), self.session.step_pos)
 
     def _sync_choices(self) -> None:
         session = self.session

@@ -66,6 +66,7 @@ class Session:
         self.dataset: str | None = None
         self.ordering: Sequence[int] = range(0)
         self.rank = 0
+        self._at_top = False
 
     # -- catalog -------------------------------------------------------------------------
     @property
@@ -110,10 +111,12 @@ class Session:
     def show_step(self, step_pos: int, index: StepIndex) -> None:
         self.step_pos = step_pos
         self.index = index
-        if self.dataset is not None and self.dataset not in self.datasets():
-            self.dataset = None
+        self._drop_missing_dataset()
         self.ordering = self._ordering()
         self.rank = 0
+        # Until the columns exist the order is provisional (file order); when they arrive, a
+        # user who has not moved yet belongs at the top of the real order, not at line 0.
+        self._at_top = not index.columns_ready
 
     def build_columns(self, index: StepIndex) -> None:
         """Decode the columns (seconds on a 1 GB step)."""
@@ -122,8 +125,18 @@ class Session:
     def reorder(self) -> None:
         """Recompute the ordering (columns arrived, sort or filter changed), keeping the sample."""
         position = self.position
+        self._drop_missing_dataset()
         self.ordering = self._ordering()
-        self.go_to_position(position)
+        if self._at_top and self.columns_ready:
+            self._at_top = False
+            self.rank = 0
+        else:
+            self.go_to_position(position)
+
+    def _drop_missing_dataset(self) -> None:
+        """A dataset filter carries over to steps that have that dataset (known from columns)."""
+        if self.dataset is not None and self.columns_ready and self.dataset not in self.datasets():
+            self.dataset = None
 
     def update_index(self, index: StepIndex) -> None:
         """A refreshed index of the same step (grown or rewritten file)."""
@@ -169,9 +182,10 @@ class Session:
         return modes
 
     def datasets(self) -> list[str]:
+        """The step's datasets; while it is indexed, only the filter carried over (if any)."""
         columns = self.index.columns if self.index is not None else None
         if columns is None or not self.columns_ready:
-            return []
+            return [self.dataset] if self.dataset is not None else []
         return sorted(columns.categories.get("dataset", []))
 
     def keys(self, sample: dict[str, Any] | None = None) -> list[str]:
@@ -193,6 +207,7 @@ class Session:
         return self.ordering[self.rank] if 0 <= self.rank < len(self.ordering) else None
 
     def move(self, delta: int) -> bool:
+        self._at_top = False
         rank = min(max(self.rank + delta, 0), self.total - 1)
         moved = rank != self.rank
         self.rank = max(rank, 0)
@@ -200,6 +215,7 @@ class Session:
 
     def go_to(self, rank: int) -> None:
         """1-based, clamped: typing 9999 means the last sample."""
+        self._at_top = False
         self.rank = min(max(rank, 1), max(self.total, 1)) - 1
 
     def go_to_position(self, position: int | None) -> None:
