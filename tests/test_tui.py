@@ -44,7 +44,7 @@ from tests.conftest import sample
 pytestmark = pytest.mark.tui
 
 SIZE = (140, 45)
-SETTLE_SECONDS = 3  # tiny steps open in milliseconds: longer means the app is stuck
+SETTLE_SECONDS = 10  # tiny steps open in milliseconds: this long means the app is stuck
 Scenario = Callable[[RolloutsApp, Pilot], Awaitable[None]]
 
 
