@@ -8,6 +8,8 @@ datasets, the key list) fill in behind a progress bar.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -124,20 +126,21 @@ class RolloutsApp(App[None]):
             self._show_message(f"bucket {self.session.bucket!r} has no step files yet")
             return
         self._set_status(f"opening {self.session.step_label(step)} ...")
-        self._open_step(self.session.step_pos)
+        step_pos = self.session.step_pos
+        self._load_step(step_pos, partial(self._after_open, step_pos), "cannot open this step")
 
     @work(thread=True, exclusive=True, group="step")
-    def _open_step(self, step_pos: int) -> None:
+    def _load_step(self, step_pos: int, apply: Callable[[StepIndex], None], failed: str) -> None:
+        """Read the step on a worker thread; `apply` runs on the app's thread if still wanted."""
         worker = get_current_worker()
         try:
             index = self.session.load_step(step_pos)
         except (StoreError, OSError) as exc:
             if not worker.is_cancelled:
-                self.call_from_thread(self._show_message, f"cannot open this step: {exc}")
+                self.call_from_thread(self._show_message, f"{failed}: {exc}")
             return
-        if worker.is_cancelled:
-            return
-        self.call_from_thread(self._after_open, step_pos, index)
+        if not worker.is_cancelled:
+            self.call_from_thread(apply, index)
 
     def _after_open(self, step_pos: int, index: StepIndex) -> None:
         self.session.show_step(step_pos, index)
@@ -437,20 +440,7 @@ class RolloutsApp(App[None]):
         if session.index is None or session.step is None:
             self._open_current_step()
             return
-        self._refresh(session.step_pos)
-
-    @work(thread=True, exclusive=True, group="step")
-    def _refresh(self, step_pos: int) -> None:
-        worker = get_current_worker()
-        try:
-            index = self.session.load_step(step_pos)
-        except (StoreError, OSError) as exc:
-            if not worker.is_cancelled:
-                self.call_from_thread(self._show_message, f"refresh failed: {exc}")
-            return
-        if worker.is_cancelled:
-            return
-        self.call_from_thread(self._after_refresh, index)
+        self._load_step(session.step_pos, self._after_refresh, "refresh failed")
 
     def _after_refresh(self, index: StepIndex) -> None:
         self.session.update_index(index)
