@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import pytest
 from django.core.cache import caches
 
-from rollouts import pages
+from rollouts import context
 from rollouts.presenter import format_bytes, format_number, info_rows, value_node
 from tests.conftest import sample
 
@@ -407,7 +407,7 @@ def test_json_twin_of_a_sample_outside_the_filter_redirects_to_the_step_twin(cli
 
 
 def test_big_step_shows_the_first_sample_before_its_columns(client, write_step, monkeypatch):
-    monkeypatch.setattr(pages, "INLINE_COLUMNS_BYTES", 0)
+    monkeypatch.setattr(context, "INLINE_COLUMNS_BYTES", 0)
     write_step("train", 0, [sample(i) for i in range(4)])
     p = page(client, "/train/0/sample/2/")
     assert position_text(p) == "Sample 3 of 4"
