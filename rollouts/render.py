@@ -70,6 +70,19 @@ class Block:
     def text(self) -> str:
         return "".join(span.original for span in self.spans)
 
+    @property
+    def display_spans(self) -> tuple[Span, ...]:
+        """The spans to show: a tagged block without the line breaks that only set its content
+        apart from its tags (``<think>\n...\n</think>``). ``spans`` keep them (raw views)."""
+        spans = list(self.spans)
+        if self.kind == "text" or not spans:
+            return self.spans
+        if spans[0].kind == "text":
+            spans[0] = Span("text", spans[0].text.lstrip("\n"))
+        if spans[-1].kind == "text":
+            spans[-1] = Span("text", spans[-1].text.rstrip("\n"))
+        return tuple(span for span in spans if span.kind != "text" or span.text)
+
 
 @dataclass(frozen=True, slots=True)
 class Turn:

@@ -492,3 +492,21 @@ def test_reconstruct_expands_pad_runs_and_restores_tags() -> None:
         raw="",
     )
     assert reconstruct(rendered) == "<|im_start|>user\n<think><|p|><|p|><|p|><|im_end|>"
+
+
+def test_display_spans_drop_the_line_breaks_around_a_blocks_content_only() -> None:
+    rendered = render_text("<think>\n\nstep one\nstep two\n</think>\nanswer\n", None)
+    think, after = rendered.turns[0].blocks
+    assert think.text == "\n\nstep one\nstep two\n"  # nothing lost
+    assert "".join(s.text for s in think.display_spans) == "step one\nstep two"
+    assert after.display_spans == after.spans  # plain text is shown as it is
+
+
+def test_display_spans_keep_tokens_at_the_edges_of_a_block() -> None:
+    rendered = render_text("<answer>\n<|box_start|>4<|box_end|>\n</answer>", None)
+    (answer,) = rendered.turns[0].blocks
+    assert [(s.kind, s.text) for s in answer.display_spans] == [
+        ("special", "<|box_start|>"),
+        ("text", "4"),
+        ("special", "<|box_end|>"),
+    ]

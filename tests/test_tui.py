@@ -631,9 +631,9 @@ SNAPSHOT_RECORD = {
     "status": "completed",
     "label": "4",
 }
-# Written by hand from the record: the info card, then each text under its heading. The blank
-# line under "┌ think" is the newline after <think> (the web view keeps it too); the tool call
-# is pretty-printed; the response has no turn of its own, so its <|im_end|> is a plain token.
+# Written by hand from the record: the info card, then each text under its heading. The think
+# block is shown without the line breaks around its content (the raw text keeps them); the tool
+# call is pretty-printed; the response has no turn of its own, so its <|im_end|> is a plain token.
 SNAPSHOT = r"""
 Sample Info (line 1)
 rollout_id: 7
@@ -654,7 +654,6 @@ ASSISTANT  <|im_start|>assistant
 
 response
 ┌ think
-
 Easy.
 └ end think
 

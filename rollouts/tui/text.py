@@ -89,7 +89,7 @@ def _append_block(text: Text, block: Block) -> None:
 
 
 def _append_spans(text: Text, block: Block, style: str | None) -> None:
-    for span in block.spans:
+    for span in block.display_spans:
         if span.kind == "text":
             text.append(span.text, style or "")
         elif span.kind == "pad":
