@@ -20,7 +20,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -259,14 +259,18 @@ def start_visualize(
     port: int | None = None,
     env: Mapping[str, str] | None = None,
     log_dir: Path | None = None,
+    launcher: Sequence[str] = (sys.executable, "manage.py", "visualize"),
 ) -> ServerProcess:
-    """Spawn `manage.py visualize DATA_DIR --port PORT ARGS` without waiting for it."""
+    """Spawn `manage.py visualize DATA_DIR --port PORT ARGS` without waiting for it.
+
+    `launcher` is what runs in place of `python manage.py visualize` (the console script).
+    """
     port = free_port() if port is None else port
     owned = Path(tempfile.mkdtemp(prefix="visualize-")) if log_dir is None else None
     log_dir = owned or log_dir
     assert log_dir is not None
     stdout_path, stderr_path = log_dir / f"stdout-{port}.txt", log_dir / f"stderr-{port}.txt"
-    argv = [sys.executable, "manage.py", "visualize", str(data_dir), "--port", str(port)]
+    argv = [*launcher, str(data_dir), "--port", str(port)]
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
         started_at = time.perf_counter()
         proc = subprocess.Popen(
@@ -297,13 +301,16 @@ def run_visualize(
     env: Mapping[str, str] | None = None,
     log_dir: Path | None = None,
     start_timeout: float = START_TIMEOUT,
+    launcher: Sequence[str] = (sys.executable, "manage.py", "visualize"),
 ) -> Iterator[ServerProcess]:
     """A running viewer, answering on `.base_url`; stopped on exit however the block ends.
 
     `env` is added to a clean copy of this environment (see `child_env`). A free port is picked
     unless `port` is given (needed when an argument such as --base-path must name it).
     """
-    server = start_visualize(data_dir, *extra_args, port=port, env=env, log_dir=log_dir)
+    server = start_visualize(
+        data_dir, *extra_args, port=port, env=env, log_dir=log_dir, launcher=launcher
+    )
     try:
         server.wait_until_ready(start_timeout)
         yield server
