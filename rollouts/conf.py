@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
+from django.utils.module_loading import import_string
 
 # Pad tokens collapsed into one badge with a count (the CLI's --mask-str overrides it).
 DEFAULT_MASK_STR = r"<\|image_pad\|>|<\|imgpad\|>|<\|audio_comp_pad\|>"
@@ -14,6 +17,10 @@ def normalize_base_path(raw: str) -> str:
     """'/absproxy/8080/' -> '/absproxy/8080'; '' or '/' -> '' (served at the root)."""
     stripped = raw.strip().strip("/")
     return "/" + stripped if stripped else ""
+
+
+def _allow_all(request: Any) -> bool:
+    return True
 
 
 class RolloutsSettings:
@@ -29,6 +36,14 @@ class RolloutsSettings:
     @property
     def MASK_STR(self) -> str:
         return getattr(settings, "ROLLOUTS_MASK_STR", DEFAULT_MASK_STR)
+
+    @property
+    def ACCESS(self) -> Callable[[Any], bool]:
+        """The access check: a callable or its dotted path; everyone is allowed by default."""
+        check = getattr(settings, "ROLLOUTS_ACCESS", None)
+        if check is None:
+            return _allow_all
+        return import_string(check) if isinstance(check, str) else check
 
     @property
     def MAX_PAGE_SIZE(self) -> int:

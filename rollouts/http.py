@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from django.http import HttpRequest, HttpResponse
 
+from .access import DENIED_MESSAGE, is_allowed
 from .store import BadRequest, NotFound, StoreError, UnreadableLine, finite_or_none
 
 logger = logging.getLogger("rollouts")
@@ -66,6 +67,8 @@ def api_view(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[
                 )
                 response["Allow"] = allowed
                 return response
+            if not is_allowed(request):
+                return error_response(HTTPStatus.FORBIDDEN, DENIED_MESSAGE)
             try:
                 return view(request, *args, **kwargs)
             except UnreadableLine as exc:

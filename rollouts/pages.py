@@ -16,6 +16,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from .access import denied_page, is_allowed
 from .context import (
     OutsideResult,
     Query,
@@ -91,6 +92,8 @@ def _page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
             response = HttpResponse(status=HTTPStatus.METHOD_NOT_ALLOWED)
             response["Allow"] = "GET, HEAD"
             return response
+        if not is_allowed(request):
+            return denied_page(request)
         try:
             return view(request, *args, **kwargs)
         except OutsideResult as outside:

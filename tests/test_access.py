@@ -1,0 +1,98 @@
+"""ROLLOUTS_ACCESS: one setting decides who may see the data, for pages and API alike."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+from django.core.cache import caches
+from django.test import RequestFactory
+
+from rollouts import access, pages
+from tests.conftest import sample
+
+PREFIX = "/portal/rollouts"
+
+
+def deny(request) -> bool:
+    return False
+
+
+def allow_with_header(request) -> bool:
+    return request.headers.get("X-Team") == "rl"
+
+
+@pytest.fixture(autouse=True)
+def _app(settings, data_dir, write_step):
+    settings.ROLLOUTS_DATA_DIR = str(data_dir)
+    settings.LOGIN_URL = "/accounts/login/"
+    write_step("train", 0, [sample(0)])
+    caches["rollouts"].clear()
+
+
+def test_everyone_is_allowed_by_default(client):
+    assert client.get(PREFIX + "/train/0/").status_code == 200
+    assert client.get(PREFIX + "/api/jsonl/subdirs").status_code == 200
+
+
+def test_denied_visitor_is_sent_to_the_hosts_login_page(client, settings):
+    settings.ROLLOUTS_ACCESS = deny
+    response = client.get(PREFIX + "/train/0/sample/0/?sort=reward")
+    assert response.status_code == 302
+    assert response["Location"] == (
+        "/accounts/login/?next=/portal/rollouts/train/0/sample/0/%3Fsort%3Dreward"
+    )
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/jsonl/subdirs", "/api/jsonl/train/file/0.jsonl/sample/0", "/api/view/train/0"]
+)
+def test_denied_api_request_is_a_json_403(client, settings, path):
+    settings.ROLLOUTS_ACCESS = deny
+    response = client.get(PREFIX + path)
+    assert response.status_code == 403
+    assert response["Content-Type"] == "application/json"
+    body = json.loads(response.content)
+    assert body == {
+        "ok": False,
+        "status": 403,
+        "error": "Forbidden",
+        "message": access.DENIED_MESSAGE,
+    }
+
+
+def test_the_check_can_be_named_by_its_dotted_path(client, settings):
+    settings.ROLLOUTS_ACCESS = "tests.test_access.allow_with_header"
+    assert client.get(PREFIX + "/api/jsonl/subdirs").status_code == 403
+    assert client.get(PREFIX + "/api/jsonl/subdirs", headers={"X-Team": "rl"}).status_code == 200
+    assert client.get(PREFIX + "/train/0/", headers={"X-Team": "rl"}).status_code == 200
+
+
+def test_signed_in_user_without_the_right_gets_a_403_page_not_a_login_loop(settings):
+    settings.ROLLOUTS_ACCESS = "rollouts.access.require_staff"
+    request = RequestFactory().get(PREFIX + "/train/0/")
+    request.user = SimpleNamespace(is_authenticated=True, is_active=True, is_staff=False)
+    response = pages.step_page(request, bucket="train", step="0")
+    response.render()
+    assert response.status_code == 403
+    assert access.DENIED_MESSAGE in response.content.decode()
+    assert "Content-Security-Policy" in response
+
+
+@pytest.mark.parametrize(
+    ("user", "login", "staff"),
+    [
+        (None, False, False),
+        (SimpleNamespace(is_authenticated=False, is_active=False, is_staff=False), False, False),
+        (SimpleNamespace(is_authenticated=True, is_active=True, is_staff=False), True, False),
+        (SimpleNamespace(is_authenticated=True, is_active=False, is_staff=True), True, False),
+        (SimpleNamespace(is_authenticated=True, is_active=True, is_staff=True), True, True),
+    ],
+)
+def test_bundled_checks(user, login, staff):
+    request = RequestFactory().get("/")
+    if user is not None:
+        request.user = user
+    assert access.require_login(request) is login
+    assert access.require_staff(request) is staff
