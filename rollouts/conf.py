@@ -30,6 +30,12 @@ class RolloutsSettings:
         return Path(value) if value else None
 
     @property
+    def DATA_DIRS(self) -> dict[str, Path]:
+        """Several runs by name (a portal serving more than one); empty for the simple layout."""
+        value = getattr(settings, "ROLLOUTS_DATA_DIRS", None) or {}
+        return {str(name): Path(path) for name, path in value.items()}
+
+    @property
     def CACHE_ALIAS(self) -> str:
         return getattr(settings, "ROLLOUTS_CACHE_ALIAS", "rollouts")
 

@@ -20,7 +20,7 @@ from .presenter import format_bytes, present_sample
 from .render import compile_mask
 from .store import BadRequest, Catalog, NotFound, StepIndex, UnreadableLine
 from .store.jsonio import line_as_json
-from .views import get_catalog
+from .views import current_run, get_catalog
 
 FILTER_NAMES = ("status", "dataset")
 # Steps up to this size get their columns before the first page (well under 0.1 s), so small
@@ -63,12 +63,20 @@ class Query:
 
 
 # -- URLs ------------------------------------------------------------------------------------
-def step_url(bucket: str, step: str) -> str:
-    return reverse("rollouts:step", kwargs={"bucket": bucket, "step": step})
+def app_url(request: HttpRequest, name: str, **kwargs: Any) -> str:
+    """The URL of one of the app's views, inside the run this request is in (if any)."""
+    run = current_run(request)
+    if run is None:
+        return reverse(f"rollouts:{name}", kwargs=kwargs or None)
+    return reverse(f"rollouts:run:{name}", kwargs={"run": run, **kwargs})
 
 
-def sample_url(bucket: str, step: str, position: int) -> str:
-    return reverse("rollouts:sample", kwargs={"bucket": bucket, "step": step, "position": position})
+def step_url(request: HttpRequest, bucket: str, step: str) -> str:
+    return app_url(request, "step", bucket=bucket, step=step)
+
+
+def sample_url(request: HttpRequest, bucket: str, step: str, position: int) -> str:
+    return app_url(request, "sample", bucket=bucket, step=step, position=position)
 
 
 def step_name(filename: str) -> str:
@@ -119,12 +127,17 @@ def _choices(index: StepIndex, sample: dict[str, Any] | None, query: Query) -> d
     }
 
 
-def steps_context(catalog: Catalog, bucket: str, step: str | None) -> dict[str, Any]:
+def steps_context(
+    request: HttpRequest, catalog: Catalog, bucket: str, step: str | None
+) -> dict[str, Any]:
     steps = catalog.steps(bucket)
+    run = current_run(request)
     return {
         "data_dir": catalog.name,
+        "run": run,
+        "runs_url": reverse("rollouts:runs") if run is not None else None,
         "buckets": [
-            {"name": name, "url": reverse("rollouts:bucket", kwargs={"bucket": name})}
+            {"name": name, "url": app_url(request, "bucket", bucket=name)}
             for name in catalog.buckets()
         ],
         "bucket": bucket,
@@ -134,7 +147,7 @@ def steps_context(catalog: Catalog, bucket: str, step: str | None) -> dict[str, 
                 "step": s.step,
                 "name": step_name(s.filename),
                 "size": format_bytes(s.size_bytes),
-                "url": step_url(bucket, step_name(s.filename)),
+                "url": step_url(request, bucket, step_name(s.filename)),
             }
             for s in steps
         ],
@@ -149,13 +162,13 @@ def sample_context(
     Raises `OutsideResult` when the URL names a sample the current filters leave out; the
     caller redirects to its own view of the step's first matching sample.
     """
-    catalog = get_catalog()
-    context = steps_context(catalog, bucket, step)
+    catalog = get_catalog(request)
+    context = steps_context(request, catalog, bucket, step)
     query = Query(request)
     filename = f"{step}.jsonl"
     index = catalog.open_step(bucket, filename)
     ordering = ordering_of(catalog, index, query)
-    step_link = step_url(bucket, step)
+    step_link = step_url(request, bucket, step)
     context.update(
         {
             "query": query,
@@ -167,7 +180,7 @@ def sample_context(
             "partial_tail_bytes": index.partial_tail_bytes,
             "step_url": step_link + query.suffix(),
             "form_url": step_link,
-            "json_url": reverse("rollouts:api-view-step", kwargs={"bucket": bucket, "step": step})
+            "json_url": app_url(request, "api-view-step", bucket=bucket, step=step)
             + query.suffix(),
             "sample": None,
             "error": None,
@@ -198,7 +211,7 @@ def sample_context(
         raise OutsideResult(query.suffix())
 
     def url_at(r: int) -> str:
-        return sample_url(bucket, step, ordering[r]) + query.suffix()
+        return sample_url(request, bucket, step, ordering[r]) + query.suffix()
 
     last = len(ordering) - 1
     context.update(
@@ -206,11 +219,11 @@ def sample_context(
             "position": position,
             "rank": rank + 1,
             "page_url": url_at(rank),
-            "json_url": reverse(
-                "rollouts:api-view-sample",
-                kwargs={"bucket": bucket, "step": step, "position": position},
+            "json_url": app_url(
+                request, "api-view-sample", bucket=bucket, step=step, position=position
             )
             + query.suffix(),
+            "form_action": sample_url(request, bucket, step, position),
             "first_url": url_at(0),
             "last_url": url_at(last),
             "prev_url": url_at(rank - 1) if rank > 0 else None,

@@ -67,6 +67,7 @@ def api_view(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[
                 )
                 response["Allow"] = allowed
                 return response
+            request.rollouts_run = kwargs.pop("run", None)  # type: ignore[attr-defined]
             if not is_allowed(request):
                 return error_response(HTTPStatus.FORBIDDEN, DENIED_MESSAGE)
             try:

@@ -17,9 +17,11 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from .access import denied_page, is_allowed
+from .conf import conf
 from .context import (
     OutsideResult,
     Query,
+    app_url,
     ordering_of,
     sample_context,
     sample_url,
@@ -29,7 +31,7 @@ from .context import (
 )
 from .http import JSON_TYPE, api_view, dumps, status_of
 from .store import BadRequest, NotFound, StoreError, UnreadableLine
-from .views import get_catalog
+from .views import current_run, get_catalog
 
 FRAGMENT_HEADER = "RV-Fragment"
 # No inline script, nothing from another origin; sample text can never become code.
@@ -71,9 +73,11 @@ def _error_page(request: HttpRequest, exc: StoreError, bucket: str | None = None
     """The message in the normal layout, with whatever navigation still works around it."""
     context: dict[str, Any] = {"error": str(exc), "bucket": bucket}
     try:
-        catalog = get_catalog()
+        catalog = get_catalog(request)
         buckets = catalog.buckets()
-        context.update(steps_context(catalog, bucket if bucket in buckets else buckets[0], None))
+        context.update(
+            steps_context(request, catalog, bucket if bucket in buckets else buckets[0], None)
+        )
         if bucket not in buckets:
             context["bucket"] = None
     except StoreError:
@@ -92,13 +96,14 @@ def _page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
             response = HttpResponse(status=HTTPStatus.METHOD_NOT_ALLOWED)
             response["Allow"] = "GET, HEAD"
             return response
+        request.rollouts_run = kwargs.pop("run", None)  # type: ignore[attr-defined]
         if not is_allowed(request):
             return denied_page(request)
         try:
             return view(request, *args, **kwargs)
         except OutsideResult as outside:
             return HttpResponseRedirect(
-                step_url(kwargs["bucket"], kwargs["step"]) + outside.query_suffix
+                step_url(request, kwargs["bucket"], kwargs["step"]) + outside.query_suffix
             )
         except StoreError as exc:
             return _error_page(request, exc, kwargs.get("bucket"))
@@ -107,27 +112,46 @@ def _page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 
 
 @_page
+def runs_page(request: HttpRequest) -> HttpResponse:
+    return _run_picker(request)
+
+
+def _run_picker(request: HttpRequest) -> HttpResponse:
+    """The run picker of a portal serving several runs (ROLLOUTS_DATA_DIRS)."""
+    runs = [
+        {"name": name, "dir": path.name, "url": reverse("rollouts:run:index", kwargs={"run": name})}
+        for name, path in conf.DATA_DIRS.items()
+    ]
+    context: dict[str, Any] = {"runs": runs}
+    if not runs:
+        context["error"] = "No runs are configured (ROLLOUTS_DATA_DIRS)."
+    return TemplateResponse(request, "rollouts/runs.html", context)
+
+
+@_page
 def index(request: HttpRequest) -> HttpResponse:
     """The latest step of the first bucket: what someone watching a live run wants first."""
-    catalog = get_catalog()
+    if current_run(request) is None and conf.DATA_DIR is None and conf.DATA_DIRS:
+        return _run_picker(request)  # several runs and no default one: pick a run
+    catalog = get_catalog(request)
     for bucket in catalog.buckets():
         steps = catalog.steps(bucket)
         if steps:
-            return HttpResponseRedirect(step_url(bucket, step_name(steps[-1].filename)))
+            return HttpResponseRedirect(step_url(request, bucket, step_name(steps[-1].filename)))
     bucket = catalog.buckets()[0]
-    context = steps_context(catalog, bucket, None)
+    context = steps_context(request, catalog, bucket, None)
     context["error"] = f"No step files yet in {catalog.name!r} (looking for <step>.jsonl)."
     return _render(request, context, HTTPStatus.OK)
 
 
 @_page
 def bucket_page(request: HttpRequest, bucket: str) -> HttpResponse:
-    catalog = get_catalog()
+    catalog = get_catalog(request)
     steps = catalog.steps(bucket)
     if steps:
-        url = step_url(bucket, step_name(steps[-1].filename))
+        url = step_url(request, bucket, step_name(steps[-1].filename))
         return HttpResponseRedirect(url + Query(request).suffix())
-    context = steps_context(catalog, bucket, None)
+    context = steps_context(request, catalog, bucket, None)
     context["error"] = f"No step files yet in bucket {bucket!r}."
     return _render(request, context, HTTPStatus.OK)
 
@@ -143,7 +167,7 @@ def step_page(request: HttpRequest, bucket: str, step: str) -> HttpResponse:
 
 def _jump(request: HttpRequest, bucket: str, step: str, wanted: str) -> HttpResponse:
     """`?i=K`: the K-th sample (1-based) of the current ordering, as its own URL."""
-    catalog = get_catalog()
+    catalog = get_catalog(request)
     query = Query(request)
     index = catalog.open_step(bucket, f"{step}.jsonl")
     ordering = ordering_of(catalog, index, query)
@@ -154,7 +178,9 @@ def _jump(request: HttpRequest, bucket: str, step: str, wanted: str) -> HttpResp
     if not ordering:
         raise NotFound(f"step {step} has no samples to jump to")
     rank = min(max(rank, 1), len(ordering))  # typing 9999 means "the last one"
-    return HttpResponseRedirect(sample_url(bucket, step, ordering[rank - 1]) + query.suffix())
+    return HttpResponseRedirect(
+        sample_url(request, bucket, step, ordering[rank - 1]) + query.suffix()
+    )
 
 
 @_page
@@ -168,7 +194,7 @@ def _twin(request: HttpRequest, bucket: str, step: str, position: int | None) ->
     try:
         context, status = sample_context(request, bucket, step, position)
     except OutsideResult as outside:
-        url = reverse("rollouts:api-view-step", kwargs={"bucket": bucket, "step": step})
+        url = app_url(request, "api-view-step", bucket=bucket, step=step)
         return HttpResponseRedirect(url + outside.query_suffix)
     keys = (
         "data_dir", "bucket", "step", "filename", "records", "total", "columns_ready",

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.urls import path, register_converter
+from django.urls import include, path, register_converter
 
 from . import pages, views
 
@@ -24,7 +24,9 @@ register_converter(StepConverter, "step")
 _step = "api/jsonl/<str:subdir>/file/<str:filename>"
 _view = "api/view/<str:bucket>/<step:step>"
 
-urlpatterns = [
+# Everything about one data directory: at the top for ROLLOUTS_DATA_DIR, and under
+# runs/<run>/ for each of ROLLOUTS_DATA_DIRS (names "rollouts:run:<name>", with `run`).
+data_dir_patterns = [
     path("", pages.index, name="index"),
     path("api/jsonl/subdirs", views.api_subdirs, name="api-subdirs"),
     path("api/jsonl/<str:subdir>/steps", views.api_steps, name="api-steps"),
@@ -34,11 +36,18 @@ urlpatterns = [
     path(f"{_step}/columns", views.api_columns, name="api-columns"),
     path(_view, pages.api_view_step, name="api-view-step"),
     path(f"{_view}/sample/<int:position>", pages.api_view_sample, name="api-view-sample"),
-    path("api/cache/stats", views.api_cache_stats, name="api-cache-stats"),
-    path("api/cache/clear", views.api_cache_clear, name="api-cache-clear"),
-    # Anything else under api/ answers in the API's own error shape, not an HTML 404 page.
-    path("api/<path:rest>", views.api_not_found, name="api-not-found"),
     path("<str:bucket>/", pages.bucket_page, name="bucket"),
     path("<str:bucket>/<step:step>/", pages.step_page, name="step"),
     path("<str:bucket>/<step:step>/sample/<int:position>/", pages.sample_page, name="sample"),
+]
+
+urlpatterns = [
+    path("runs/", pages.runs_page, name="runs"),
+    path("runs/<str:run>/", include((data_dir_patterns, "run"))),
+    path("api/cache/stats", views.api_cache_stats, name="api-cache-stats"),
+    path("api/cache/clear", views.api_cache_clear, name="api-cache-clear"),
+    *[p for p in data_dir_patterns if not str(p.pattern).startswith("<str:bucket>")],
+    # Anything else under api/ answers in the API's own error shape, not an HTML 404 page.
+    path("api/<path:rest>", views.api_not_found, name="api-not-found"),
+    *[p for p in data_dir_patterns if str(p.pattern).startswith("<str:bucket>")],
 ]

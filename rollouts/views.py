@@ -23,7 +23,7 @@ from .http import (
     is_same_origin,
     json_response,
 )
-from .store import BadRequest, Catalog, StepIndex, StoreError, line_as_json
+from .store import BadRequest, Catalog, NotFound, StepIndex, StoreError, line_as_json
 
 _catalogs: dict[tuple[str, str], Catalog] = {}
 _catalogs_lock = threading.Lock()
@@ -37,10 +37,30 @@ def index_cache():
         return _fallback_cache  # the W002 system check has said so at start-up
 
 
-def get_catalog() -> Catalog:
+RUN_ATTRIBUTE = "rollouts_run"  # set on the request by the view wrappers from the URL
+
+
+def current_run(request: HttpRequest) -> str | None:
+    return getattr(request, RUN_ATTRIBUTE, None)
+
+
+def data_dir_of(run: str | None) -> Path:
+    """The directory a request reads: its run's (ROLLOUTS_DATA_DIRS), or ROLLOUTS_DATA_DIR."""
+    runs = conf.DATA_DIRS
+    if run is not None:
+        if run not in runs:
+            raise NotFound(f"no run {run!r}; the runs are: {', '.join(runs) or 'none'}")
+        return runs[run]
     data_dir = conf.DATA_DIR
     if data_dir is None:
+        if runs:
+            raise NotFound("several runs are configured: choose one under runs/<name>/")
         raise Unavailable("no data directory is configured (ROLLOUTS_DATA_DIR)")
+    return data_dir
+
+
+def get_catalog(request: HttpRequest) -> Catalog:
+    data_dir = data_dir_of(current_run(request))
     # One catalog per data dir for all threads: its per-step build locks must be shared.
     # (Django hands each thread its own cache object; ours is thread-safe, so any one serves.)
     key = (str(data_dir), conf.CACHE_ALIAS)
@@ -85,13 +105,13 @@ def _ordering_params(request: HttpRequest) -> tuple[str | None, str, dict[str, s
 # -- JSON API --------------------------------------------------------------------------------
 @api_view("GET", "HEAD")
 def api_subdirs(request: HttpRequest) -> HttpResponse:
-    catalog = get_catalog()
+    catalog = get_catalog(request)
     return json_response({"data_dir": catalog.name, "subdirs": catalog.buckets()})
 
 
 @api_view("GET", "HEAD")
 def api_steps(request: HttpRequest, subdir: str) -> HttpResponse:
-    steps = get_catalog().steps(subdir)
+    steps = get_catalog(request).steps(subdir)
     return json_response(
         {
             "subdir": subdir,
@@ -133,7 +153,7 @@ def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpRespons
     page = _int_param(request, "page", 1, 1, 10**9)
     page_size = _int_param(request, "page_size", 50, 1, conf.MAX_PAGE_SIZE)
     sort, order, filters = _ordering_params(request)
-    catalog = get_catalog()
+    catalog = get_catalog(request)
     index = catalog.open_step(subdir, filename)
     ordering = catalog.ordering(index, sort, order, filters)
     total = len(ordering)
@@ -157,7 +177,7 @@ def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpRespons
 
 @api_view("GET", "HEAD")
 def api_sample(request: HttpRequest, subdir: str, filename: str, position: int) -> HttpResponse:
-    catalog = get_catalog()
+    catalog = get_catalog(request)
     index = catalog.open_step(subdir, filename)
     catalog.prepare_columns(index)  # the next thing a viewer asks for is a sorted list
     sample = index.read(position)
@@ -175,7 +195,7 @@ def api_sample(request: HttpRequest, subdir: str, filename: str, position: int) 
 
 @api_view("GET", "HEAD")
 def api_columns(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
-    catalog = get_catalog()
+    catalog = get_catalog(request)
     index = catalog.open_step(subdir, filename)
     columns = catalog.columns(index)
     names = columns.names()
@@ -217,7 +237,7 @@ def step_summary(index: StepIndex) -> dict:
 @api_view("GET", "HEAD")
 def api_file(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
     """The whole step, streamed line by line: a 1 GB step never sits in memory."""
-    index = get_catalog().open_step(subdir, filename)
+    index = get_catalog(request).open_step(subdir, filename)
     count = 0
 
     def records() -> Iterator[bytes]:
