@@ -13,22 +13,20 @@ from .conf import conf
 @register(Tags.compatibility)
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
     warnings: list[Warning] = []
-    data_dir = conf.DATA_DIR
-    if data_dir is None:
+    data_dir, runs = conf.DATA_DIR, conf.DATA_DIRS
+    if data_dir is None and not runs:
         warnings.append(
             Warning(
                 "ROLLOUTS_DATA_DIR is not set; the viewer has nothing to show.",
-                hint="Set ROLLOUTS_DATA_DIR (or RELAX_DATA_DIR for relax_site).",
+                hint="Set ROLLOUTS_DATA_DIR or ROLLOUTS_DATA_DIRS (RELAX_DATA_DIR for relax_site).",
                 id="rollouts.W001",
             )
         )
-    elif not data_dir.is_dir():
-        warnings.append(
-            Warning(
-                f"ROLLOUTS_DATA_DIR {data_dir} is not a directory.",
-                id="rollouts.W001",
-            )
-        )
+    named = [("ROLLOUTS_DATA_DIR", data_dir)] if data_dir is not None else []
+    named += [(f"ROLLOUTS_DATA_DIRS[{name!r}]", path) for name, path in runs.items()]
+    for setting, path in named:
+        if not path.is_dir():
+            warnings.append(Warning(f"{setting} {path} is not a directory.", id="rollouts.W001"))
     backend = settings.CACHES.get(conf.CACHE_ALIAS, {}).get("BACKEND", "")
     if backend != "rollouts.cache.ByteLimitedCache":
         warnings.append(

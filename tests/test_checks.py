@@ -31,3 +31,13 @@ def test_cache_that_is_not_byte_limited_warns(settings, data_dir):
         "rollouts": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     }
     assert ids(settings) == ["rollouts.W002"]
+
+
+def test_several_runs_need_no_single_data_dir_but_each_must_exist(settings, data_dir, tmp_path):
+    settings.ROLLOUTS_DATA_DIR = None
+    settings.ROLLOUTS_DATA_DIRS = {"a": str(data_dir)}
+    assert ids(settings) == []
+    settings.ROLLOUTS_DATA_DIRS = {"a": str(data_dir), "b": str(tmp_path / "gone")}
+    warnings = check_settings()
+    assert [w.id for w in warnings] == ["rollouts.W001"]
+    assert "ROLLOUTS_DATA_DIRS['b']" in warnings[0].msg
