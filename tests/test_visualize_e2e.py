@@ -830,3 +830,23 @@ def test_port_in_use_is_a_one_line_error(demo_dir: Path) -> None:
     assert result.returncode != 0
     lines = result.stderr.strip().splitlines()
     assert lines == [f"CommandError: cannot listen on 127.0.0.1:{port}: Address already in use"]
+
+
+def tree_state(root: Path) -> dict[str, tuple[int, int]]:
+    return {
+        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def test_nothing_the_viewer_does_writes_into_the_data_dir(tmp_path: Path) -> None:
+    data = write_demo(tmp_path / "run")
+    before = tree_state(data)
+    with run_visualize(data) as server:
+        for path in ("/", "/train/3/sample/5/?sort=reward&order=desc", "/eval/0/?i=2",
+                     "/api/view/train/1/sample/3", "/api/jsonl/train/file/2.jsonl",
+                     "/api/jsonl/train/file/2.jsonl/columns", "/api/cache/stats"):  # fmt: skip
+            assert request(server.url(path))[0] == 200, path
+        status, _ = get_json(server.url("/api/cache/clear"), method="POST", data=b"")
+        assert status == 200
+    assert tree_state(data) == before
