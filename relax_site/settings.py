@@ -84,6 +84,9 @@ STATIC_URL = f"{BASE_PATH}/static/"
 STATIC_ROOT = os.environ.get("RELAX_STATIC_ROOT") or None
 # The standalone tool serves static files straight from the apps: no collectstatic step.
 WHITENOISE_USE_FINDERS = True
+# whitenoise sends `Access-Control-Allow-Origin: *` with static files by default; nothing of
+# ours is meant for other origins, so no wildcard CORS anywhere.
+WHITENOISE_ALLOW_ALL_ORIGINS = False
 WHITENOISE_AUTOREFRESH = DEBUG
 
 ROLLOUTS_DATA_DIR = os.environ.get("RELAX_DATA_DIR") or None

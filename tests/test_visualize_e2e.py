@@ -850,3 +850,16 @@ def test_nothing_the_viewer_does_writes_into_the_data_dir(tmp_path: Path) -> Non
         status, _ = get_json(server.url("/api/cache/clear"), method="POST", data=b"")
         assert status == 200
     assert tree_state(data) == before
+
+
+@pytest.mark.parametrize("path", ["/train/3/", "/api/jsonl/subdirs", "/static/rollouts/viewer.js"])
+def test_security_headers_of_the_standalone_server(demo: ServerProcess, path: str) -> None:
+    status, headers, _ = request(demo.url(path), headers={"Origin": "http://evil.example"})
+    assert status == 200
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "same-origin"
+    assert "access-control-allow-origin" not in headers
+    if path == "/train/3/":
+        assert headers["x-frame-options"] == "DENY"
+        csp = headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp

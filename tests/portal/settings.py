@@ -64,6 +64,7 @@ CACHES = {
 }
 STATIC_URL = "/static/"
 WHITENOISE_USE_FINDERS = True
+WHITENOISE_ALLOW_ALL_ORIGINS = False  # no wildcard CORS on static files
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 SECURE_CONTENT_TYPE_NOSNIFF = True
