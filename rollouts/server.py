@@ -17,6 +17,10 @@ class ViewerServer(BaseApplication):
     def load_config(self) -> None:
         for key, value in self.options.items():
             self.cfg.set(key, value)
+        # gunicorn 27 opens a control socket at ~/.gunicorn/gunicorn.ctl, one per user: a second
+        # viewer would take it over from the first. We use none of its commands.
+        if "control_socket_disable" in self.cfg.settings:
+            self.cfg.set("control_socket_disable", True)
 
     def load(self) -> Callable[..., Any]:
         return self.application
