@@ -96,6 +96,7 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 USE_TZ = True
+TIME_ZONE = "UTC"  # log lines of the worker and of gunicorn agree
 LANGUAGE_CODE = "en-us"
 
 LOGGING = {
