@@ -1,0 +1,152 @@
+"""Per-step statistics, computed from the columns alone (never from sample bodies).
+
+Counts and status mix, reward (overall, per eval dataset, per reward component), response
+lengths, GRPO group signal, and histograms. Unreadable lines are counted and left out of every
+aggregate; NaN and missing values are left out of the number they would distort. Everything
+returned is plain JSON-able data, so the pages, the JSON API and the terminal UI share it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .columns import Columns
+
+TRUNCATED = "truncated"
+STATUSES = ("completed", "truncated", "aborted", "failed", "pending")
+HISTOGRAM_BINS = 20
+# A sample "succeeds" when its reward is above this (0/1 accuracy rewards: reward 1).
+SUCCESS_ABOVE = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Count, mean, population std, min and max of the finite values; None when there are none."""
+
+    n: int
+    mean: float | None = None
+    std: float | None = None
+    min: float | None = None
+    max: float | None = None
+
+
+def summarize(values: Iterable[float]) -> Summary:
+    finite = [v for v in values if math.isfinite(v)]
+    if not finite:
+        return Summary(0)
+    mean = math.fsum(finite) / len(finite)
+    variance = math.fsum((v - mean) ** 2 for v in finite) / len(finite)
+    return Summary(len(finite), mean, math.sqrt(variance), min(finite), max(finite))
+
+
+def percentile(ordered: Sequence[float], q: float) -> float | None:
+    """Nearest-rank percentile (q in 0..100) of sorted values; None for none."""
+    if not ordered:
+        return None
+    rank = max(1, min(len(ordered), math.ceil(q / 100 * len(ordered))))
+    return ordered[rank - 1]
+
+
+def histogram(values: Iterable[float], bins: int = HISTOGRAM_BINS) -> dict[str, list[float]]:
+    """Equal-width bins over the finite values; the last bin includes its upper edge."""
+    finite = sorted(v for v in values if math.isfinite(v))
+    if not finite:
+        return {"edges": [], "counts": []}
+    low, high = finite[0], finite[-1]
+    if low == high:  # one value: one bin around it, so a chart still has something to draw
+        return {"edges": [low, high], "counts": [len(finite)]}
+    width = (high - low) / bins
+    counts = [0] * bins
+    for v in finite:
+        counts[min(int((v - low) / width), bins - 1)] += 1
+    return {"edges": [low + i * width for i in range(bins)] + [high], "counts": counts}
+
+
+def step_stats(columns: Columns, invalid: Collection[int]) -> dict[str, Any]:
+    rows = [r for r in range(columns.rows) if r not in invalid]
+    numeric = columns.numeric
+
+    def values(name: str, among: Iterable[int] = rows) -> list[float]:
+        col = numeric.get(name)
+        return [] if col is None else [col[r] for r in among]
+
+    statuses = _category_counts(columns, "status", rows)
+    samples = len(rows)
+    lengths = sorted(v for v in values("response_length") if math.isfinite(v))
+    datasets = _rows_by_category(columns, "dataset", rows)
+    components = sorted(name for name in numeric if name.startswith("reward."))
+    return {
+        "samples": samples,
+        "invalid": len(invalid),
+        "status": statuses,
+        "truncation_rate": statuses.get(TRUNCATED, 0) / samples if samples else None,
+        "reward": asdict(summarize(values("reward"))),
+        "reward_by_dataset": {
+            name: asdict(summarize(values("reward", among))) for name, among in datasets.items()
+        },
+        "reward_components": {
+            name.removeprefix("reward."): asdict(summarize(values(name))) for name in components
+        },
+        "response_length": {
+            "n": len(lengths),
+            "mean": math.fsum(lengths) / len(lengths) if lengths else None,
+            "p50": percentile(lengths, 50),
+            "p90": percentile(lengths, 90),
+            "max": lengths[-1] if lengths else None,
+        },
+        "groups": group_stats(values("group_index"), values("reward")),
+        "histograms": {
+            "reward": histogram(values("reward")),
+            "response_length": histogram(lengths),
+        },
+    }
+
+
+def group_stats(group_index: Sequence[float], reward: Sequence[float]) -> dict[str, Any]:
+    """GRPO groups: how many, and how much learning signal they carry.
+
+    A group whose rewards are all equal (a single sample included) has zero advantage for every
+    sample: no signal. Samples without a group or a finite reward are left out.
+    """
+    groups: dict[float, list[float]] = {}
+    for group, value in zip(group_index, reward, strict=False):
+        if math.isfinite(group) and math.isfinite(value):
+            groups.setdefault(group, []).append(value)
+    if not groups:
+        return {"groups": 0, "zero_signal_share": None, "success_share": None, "mean_std": None}
+    stds = [summarize(members).std or 0.0 for members in groups.values()]
+    return {
+        "groups": len(groups),
+        "zero_signal_share": sum(len(set(m)) == 1 for m in groups.values()) / len(groups),
+        "success_share": sum(any(v > SUCCESS_ABOVE for v in m) for m in groups.values())
+        / len(groups),
+        "mean_std": math.fsum(stds) / len(stds),
+    }
+
+
+def _category_counts(columns: Columns, name: str, rows: Iterable[int]) -> dict[str, int]:
+    """Counts per value, the known statuses first; "(missing)" for rows without one."""
+    counts: dict[str, int] = {}
+    codes = columns.categorical.get(name)
+    names = columns.categories.get(name, [])
+    for row in rows:
+        code = codes[row] if codes is not None else -1
+        key = names[code] if code >= 0 else "(missing)"
+        counts[key] = counts.get(key, 0) + 1
+    known = [s for s in STATUSES if s in counts]
+    return {k: counts[k] for k in [*known, *sorted(set(counts) - set(known))]}
+
+
+def _rows_by_category(columns: Columns, name: str, rows: Iterable[int]) -> dict[str, list[int]]:
+    codes = columns.categorical.get(name)
+    if codes is None:
+        return {}
+    names = columns.categories[name]
+    grouped: dict[str, list[int]] = {}
+    for row in rows:
+        if codes[row] >= 0:
+            grouped.setdefault(names[codes[row]], []).append(row)
+    return dict(sorted(grouped.items()))
