@@ -34,6 +34,7 @@ data_dir_patterns = [
     path(f"{_step}/samples", views.api_samples, name="api-samples"),
     path(f"{_step}/sample/<int:position>", views.api_sample, name="api-sample"),
     path(f"{_step}/columns", views.api_columns, name="api-columns"),
+    path(f"{_step}/stats", views.api_stats, name="api-stats"),
     path(_view, pages.api_view_step, name="api-view-step"),
     path(f"{_view}/sample/<int:position>", pages.api_view_sample, name="api-view-sample"),
     path("<str:bucket>/", pages.bucket_page, name="bucket"),

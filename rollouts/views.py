@@ -24,6 +24,7 @@ from .http import (
     json_response,
 )
 from .store import BadRequest, Catalog, NotFound, StepIndex, StoreError, line_as_json
+from .store.stats import step_stats
 
 _catalogs: dict[tuple[str, str], Catalog] = {}
 _catalogs_lock = threading.Lock()
@@ -216,6 +217,23 @@ def api_columns(request: HttpRequest, subdir: str, filename: str) -> HttpRespons
             **step_summary(index),
             "columns": {name: [columns.value(name, r) for r in rows] for name in names},
             "labels": columns.labels if not wanted else None,
+        }
+    )
+
+
+@api_view("GET", "HEAD")
+def api_stats(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
+    """Counts, reward, lengths, groups and histograms of one step, from its columns."""
+    catalog = get_catalog(request)
+    index = catalog.open_step(subdir, filename)
+    columns = catalog.columns(index)
+    return json_response(
+        {
+            "subdir": subdir,
+            "filename": filename,
+            "size_bytes": index.identity.size,
+            "partial_tail_bytes": index.partial_tail_bytes,
+            **step_stats(columns, index.invalid),
         }
     )
 

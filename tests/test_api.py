@@ -226,3 +226,25 @@ def test_writes_to_read_only_endpoints_are_json_405s(write_step):
     assert response.status_code == 405
     assert response["Allow"] == "GET, HEAD"
     assert json.loads(response.content)["message"] == "POST is not allowed; use GET, HEAD"
+
+
+def test_step_stats_endpoint_reports_counts_reward_and_groups(client, write_step):
+    write_step(
+        "train",
+        2,
+        [
+            sample(0, reward=1.0, group_index=0),
+            sample(1, reward=0.0, group_index=0, status="truncated"),
+            "not json\n",
+            sample(2, reward=1.0, group_index=1),
+        ],
+    )
+    status, data = get(client, "/api/jsonl/train/file/2.jsonl/stats")
+    assert status == 200
+    assert (data["samples"], data["invalid"]) == (3, 1)
+    assert data["status"] == {"completed": 2, "truncated": 1}
+    assert data["reward"]["mean"] == pytest.approx(2 / 3)
+    assert data["groups"]["groups"] == 2
+    assert data["groups"]["zero_signal_share"] == 0.5  # group 1 has a single sample
+    status, data = get(client, "/api/jsonl/train/file/9.jsonl/stats")
+    assert_error(status, data, 404, "no step '9.jsonl'")
