@@ -8,7 +8,6 @@ a denied API request gets a 403 in the API's JSON error shape.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from http import HTTPStatus
 from urllib.parse import urlsplit, urlunsplit
 
@@ -20,8 +19,6 @@ from django.template.response import TemplateResponse
 from .conf import conf
 
 DENIED_MESSAGE = "you are not allowed to see these rollouts"
-
-AccessCheck = Callable[[HttpRequest], bool]
 
 
 def require_login(request: HttpRequest) -> bool:
@@ -38,10 +35,6 @@ def is_allowed(request: HttpRequest) -> bool:
     return conf.ACCESS(request)
 
 
-def _signed_in(request: HttpRequest) -> bool:
-    return require_login(request)
-
-
 def redirect_to_login(request: HttpRequest) -> HttpResponse:
     """The host's login page, coming back here after: what Django's own `login_required` does
     (written out because importing `django.contrib.auth.views` needs the auth app installed,
@@ -55,7 +48,7 @@ def redirect_to_login(request: HttpRequest) -> HttpResponse:
 
 def denied_page(request: HttpRequest) -> HttpResponse:
     """Send a visitor to sign in; tell a signed-in user without the right so (no login loop)."""
-    if not _signed_in(request):
+    if not require_login(request):
         return redirect_to_login(request)
     context = {"error": DENIED_MESSAGE}
     return TemplateResponse(request, "rollouts/sample.html", context, status=HTTPStatus.FORBIDDEN)

@@ -15,12 +15,12 @@ from urllib.parse import urlencode
 from django.http import HttpRequest
 from django.urls import reverse
 
+from .catalogs import current_run, get_catalog
 from .conf import conf
 from .presenter import format_bytes, present_sample
 from .render import compile_mask
 from .store import BadRequest, Catalog, NotFound, StepIndex, UnreadableLine
 from .store.jsonio import line_as_json
-from .views import current_run, get_catalog
 
 FILTER_NAMES = ("status", "dataset")
 # Steps up to this size get their columns before the first page (well under 0.1 s), so small
@@ -29,7 +29,7 @@ INLINE_COLUMNS_BYTES = 32 * 1024 * 1024
 
 
 class Query:
-    """sort / order / filters from a query string, validated against the step's columns."""
+    """sort / order / filters from a query string (the store checks them against the columns)."""
 
     def __init__(self, request: HttpRequest) -> None:
         self.sort = request.GET.get("sort") or None

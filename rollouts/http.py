@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from django.http import HttpRequest, HttpResponse
 
 from .access import DENIED_MESSAGE, is_allowed
+from .catalogs import bind_run
 from .store import BadRequest, NotFound, StoreError, UnreadableLine, finite_or_none
 
 logger = logging.getLogger("rollouts")
@@ -24,10 +25,6 @@ _STATUS_OF: list[tuple[type[StoreError], HTTPStatus]] = [
     (BadRequest, HTTPStatus.BAD_REQUEST),
     (UnreadableLine, HTTPStatus.UNPROCESSABLE_ENTITY),
 ]
-
-
-class Unavailable(StoreError):
-    """The data directory itself is missing or unreadable."""
 
 
 def dumps(data: Any) -> bytes:
@@ -67,7 +64,7 @@ def api_view(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[
                 )
                 response["Allow"] = allowed
                 return response
-            request.rollouts_run = kwargs.pop("run", None)  # type: ignore[attr-defined]
+            bind_run(request, kwargs)
             if not is_allowed(request):
                 return error_response(HTTPStatus.FORBIDDEN, DENIED_MESSAGE)
             try:

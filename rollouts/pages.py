@@ -17,6 +17,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from .access import denied_page, is_allowed
+from .catalogs import bind_run, current_run, get_catalog
 from .conf import conf
 from .context import (
     OutsideResult,
@@ -31,7 +32,6 @@ from .context import (
 )
 from .http import JSON_TYPE, api_view, dumps, status_of
 from .store import BadRequest, NotFound, StoreError, UnreadableLine
-from .views import current_run, get_catalog
 
 FRAGMENT_HEADER = "RV-Fragment"
 # No inline script, nothing from another origin; sample text can never become code.
@@ -96,7 +96,7 @@ def _page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
             response = HttpResponse(status=HTTPStatus.METHOD_NOT_ALLOWED)
             response["Allow"] = "GET, HEAD"
             return response
-        request.rollouts_run = kwargs.pop("run", None)  # type: ignore[attr-defined]
+        bind_run(request, kwargs)
         if not is_allowed(request):
             return denied_page(request)
         try:

@@ -3,79 +3,25 @@
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from http import HTTPStatus
-from pathlib import Path
 
-from django.core.cache import InvalidCacheBackendError, caches
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from .cache import ByteLimitedCache
+from .catalogs import get_catalog, index_cache
 from .conf import conf
+from .context import Query
 from .http import (
     JSON_TYPE,
-    Unavailable,
     api_view,
     dumps,
     error_response,
     is_same_origin,
     json_response,
 )
-from .store import BadRequest, Catalog, NotFound, StepIndex, StoreError, line_as_json
+from .store import BadRequest, StepIndex, StoreError, line_as_json
 from .store.stats import step_stats
-
-_catalogs: dict[tuple[str, str], Catalog] = {}
-_catalogs_lock = threading.Lock()
-_fallback_cache = ByteLimitedCache("rollouts-fallback", {})
-
-
-def index_cache():
-    try:
-        return caches[conf.CACHE_ALIAS]
-    except InvalidCacheBackendError:
-        return _fallback_cache  # the W002 system check has said so at start-up
-
-
-RUN_ATTRIBUTE = "rollouts_run"  # set on the request by the view wrappers from the URL
-
-
-def current_run(request: HttpRequest) -> str | None:
-    return getattr(request, RUN_ATTRIBUTE, None)
-
-
-def data_dir_of(run: str | None) -> Path:
-    """The directory a request reads: its run's (ROLLOUTS_DATA_DIRS), or ROLLOUTS_DATA_DIR."""
-    runs = conf.DATA_DIRS
-    if run is not None:
-        if run not in runs:
-            raise NotFound(f"no run {run!r}; the runs are: {', '.join(runs) or 'none'}")
-        return runs[run]
-    data_dir = conf.DATA_DIR
-    if data_dir is None:
-        if runs:
-            raise NotFound("several runs are configured: choose one under runs/<name>/")
-        raise Unavailable("no data directory is configured (ROLLOUTS_DATA_DIR)")
-    return data_dir
-
-
-def get_catalog(request: HttpRequest) -> Catalog:
-    data_dir = data_dir_of(current_run(request))
-    # One catalog per data dir for all threads: its per-step build locks must be shared.
-    # (Django hands each thread its own cache object; ours is thread-safe, so any one serves.)
-    key = (str(data_dir), conf.CACHE_ALIAS)
-    catalog = _catalogs.get(key)
-    if catalog is None:
-        with _catalogs_lock:
-            try:
-                catalog = _catalogs.get(key) or Catalog(data_dir, index_cache())
-                _catalogs[key] = catalog
-            except OSError:
-                raise Unavailable(
-                    f"the data directory {Path(data_dir).name!r} is not readable"
-                ) from None
-    return catalog
 
 
 # -- parameters ------------------------------------------------------------------------------
@@ -90,17 +36,6 @@ def _int_param(request: HttpRequest, name: str, default: int, low: int, high: in
     if not low <= value <= high:
         raise BadRequest(f"{name} must be between {low} and {high}, got {value}")
     return value
-
-
-def _ordering_params(request: HttpRequest) -> tuple[str | None, str, dict[str, str]]:
-    sort = request.GET.get("sort") or None
-    order = request.GET.get("order") or "asc"
-    if order not in ("asc", "desc"):
-        raise BadRequest(f"order must be 'asc' or 'desc', got {order!r}")
-    if sort == "position":
-        sort = None  # file order
-    filters = {name: request.GET[name] for name in ("status", "dataset") if request.GET.get(name)}
-    return sort, order, filters
 
 
 # -- JSON API --------------------------------------------------------------------------------
@@ -153,10 +88,10 @@ def _page_items(index: StepIndex, positions: list[int]) -> Iterator[bytes]:
 def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
     page = _int_param(request, "page", 1, 1, 10**9)
     page_size = _int_param(request, "page_size", 50, 1, conf.MAX_PAGE_SIZE)
-    sort, order, filters = _ordering_params(request)
+    query = Query(request)
     catalog = get_catalog(request)
     index = catalog.open_step(subdir, filename)
-    ordering = catalog.ordering(index, sort, order, filters)
+    ordering = catalog.ordering(index, query.sort, query.order, query.filters)
     total = len(ordering)
     positions = list(ordering[(page - 1) * page_size : page * page_size])
     head = {
@@ -166,9 +101,7 @@ def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpRespons
         "page_size": page_size,
         "total": total,
         "total_pages": math.ceil(total / page_size),
-        "sort": sort or "position",
-        "order": order,
-        "filters": filters,
+        **query.as_json(),
     }
     body = _stream_object(
         head, "samples", _page_items(index, positions), lambda: {"positions": positions}

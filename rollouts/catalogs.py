@@ -1,0 +1,80 @@
+"""Which data directory a request reads, and its one shared `Catalog`.
+
+The run (one of ROLLOUTS_DATA_DIRS) comes from the URL: the view wrappers take it out of the
+view's arguments with `bind_run`, and everything that reads data or builds a URL asks
+`current_run`.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from django.core.cache import InvalidCacheBackendError, caches
+from django.http import HttpRequest
+
+from .cache import ByteLimitedCache
+from .conf import conf
+from .store import Catalog, NotFound, StoreError
+
+
+class Unavailable(StoreError):
+    """The data directory itself is missing or unreadable."""
+
+
+_catalogs: dict[tuple[str, str], Catalog] = {}
+_catalogs_lock = threading.Lock()
+_fallback_cache = ByteLimitedCache("rollouts-fallback", {})
+
+
+def index_cache():
+    try:
+        return caches[conf.CACHE_ALIAS]
+    except InvalidCacheBackendError:
+        return _fallback_cache  # the W002 system check has said so at start-up
+
+
+RUN_ATTRIBUTE = "rollouts_run"  # set on the request by the view wrappers from the URL
+
+
+def bind_run(request: HttpRequest, view_kwargs: dict[str, Any]) -> None:
+    """Move the URL's `run` (present under runs/<run>/) from the view's arguments to the request."""
+    setattr(request, RUN_ATTRIBUTE, view_kwargs.pop("run", None))
+
+
+def current_run(request: HttpRequest) -> str | None:
+    return getattr(request, RUN_ATTRIBUTE, None)
+
+
+def data_dir_of(run: str | None) -> Path:
+    """The directory a request reads: its run's (ROLLOUTS_DATA_DIRS), or ROLLOUTS_DATA_DIR."""
+    runs = conf.DATA_DIRS
+    if run is not None:
+        if run not in runs:
+            raise NotFound(f"no run {run!r}; the runs are: {', '.join(runs) or 'none'}")
+        return runs[run]
+    data_dir = conf.DATA_DIR
+    if data_dir is None:
+        if runs:
+            raise NotFound("several runs are configured: choose one under runs/<name>/")
+        raise Unavailable("no data directory is configured (ROLLOUTS_DATA_DIR)")
+    return data_dir
+
+
+def get_catalog(request: HttpRequest) -> Catalog:
+    data_dir = data_dir_of(current_run(request))
+    # One catalog per data dir for all threads: its per-step build locks must be shared.
+    # (Django hands each thread its own cache object; ours is thread-safe, so any one serves.)
+    key = (str(data_dir), conf.CACHE_ALIAS)
+    catalog = _catalogs.get(key)
+    if catalog is None:
+        with _catalogs_lock:
+            try:
+                catalog = _catalogs.get(key) or Catalog(data_dir, index_cache())
+                _catalogs[key] = catalog
+            except OSError:
+                raise Unavailable(
+                    f"the data directory {Path(data_dir).name!r} is not readable"
+                ) from None
+    return catalog
