@@ -106,11 +106,11 @@ def _choices(index: StepIndex, sample: dict[str, Any] | None, query: Query) -> d
         values = {name: list(columns.categories.get(name, [])) for name in FILTER_NAMES}
     else:
         sample = sample or {}
-        sorts = sorted(
-            k for k, v in sample.items() if isinstance(v, int | float) and not isinstance(v, bool)
-        )
-        if isinstance(sample.get("reward"), dict):
-            sorts.append("reward")
+        numbers = {k: v for k, v in sample.items() if _is_number(v)}
+        reward = sample.get("reward")
+        if isinstance(reward, dict):  # an object reward is sorted by its components
+            numbers.update({f"reward.{k}": v for k, v in reward.items() if _is_number(v)})
+        sorts = sorted(numbers)
         values = {
             name: [sample[name]] if isinstance(sample.get(name), str) else []
             for name in FILTER_NAMES
@@ -125,6 +125,10 @@ def _choices(index: StepIndex, sample: dict[str, Any] | None, query: Query) -> d
         "statuses": sorted(values["status"]),
         "datasets": sorted(values["dataset"]),
     }
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def steps_context(

@@ -415,6 +415,16 @@ def test_big_step_shows_the_first_sample_before_its_columns(client, write_step, 
     assert 'value="response_length"' in p.html
 
 
+def test_before_its_columns_an_object_reward_is_offered_by_component(
+    client, write_step, monkeypatch
+):
+    monkeypatch.setattr(context, "INLINE_COLUMNS_BYTES", 0)
+    write_step("train", 0, [sample(0, reward={"acc": 1, "format": 0.5, "note": "x"})])
+    sorts = page(client, "/train/0/").html.split('id="rv-sort"')[1].split("</select>")[0]
+    assert 'value="reward.acc"' in sorts and 'value="reward.format"' in sorts
+    assert 'value="reward"' not in sorts and 'value="reward.note"' not in sorts
+
+
 # -- presenter -------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("value", "text"),
