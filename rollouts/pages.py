@@ -31,7 +31,7 @@ from .context import (
     steps_context,
 )
 from .http import JSON_TYPE, api_view, dumps, status_of
-from .store import BadRequest, NotFound, StoreError, UnreadableLine
+from .store import BadRequest, NotFound, StoreError
 
 FRAGMENT_HEADER = "RV-Fragment"
 # No inline script, nothing from another origin; sample text can never become code.
@@ -82,8 +82,6 @@ def _error_page(request: HttpRequest, exc: StoreError, bucket: str | None = None
             context["bucket"] = None
     except StoreError:
         pass
-    if isinstance(exc, UnreadableLine):
-        context["error_line"] = exc.line
     return _render(request, context, status_of(exc))
 
 
