@@ -7,6 +7,7 @@ RELAX_ALLOWED_HOSTS     comma-separated host names (default: loopback names only
 RELAX_CACHE_MEMORY_MB   byte budget of the index cache in MB (default 4096)
 RELAX_CACHE_ENTRIES     most step indexes kept at once (default 20)
 RELAX_MASK_STR          regex of pad tokens collapsed when shown
+RELAX_DISK_CACHE        directory of the per-step disk cache ("off": none; default: user cache dir)
 RELAX_SECRET_KEY        only needed for stable CSRF/signing across restarts (random otherwise)
 RELAX_DEBUG             "1" for Django's debug pages (never in production)
 """
@@ -91,6 +92,9 @@ WHITENOISE_AUTOREFRESH = DEBUG
 
 ROLLOUTS_DATA_DIR = os.environ.get("RELAX_DATA_DIR") or None
 ROLLOUTS_MASK_STR = os.environ.get("RELAX_MASK_STR", DEFAULT_MASK_STR)
+# Unset: the user's cache directory; "off" (or ""): no disk cache.
+_disk_cache = os.environ.get("RELAX_DISK_CACHE")
+ROLLOUTS_DISK_CACHE = None if _disk_cache is None else ("" if _disk_cache == "off" else _disk_cache)
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

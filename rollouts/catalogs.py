@@ -17,6 +17,7 @@ from django.http import HttpRequest
 from .cache import ByteLimitedCache
 from .conf import conf
 from .store import Catalog, NotFound, StoreError
+from .store.diskcache import DiskCache
 
 
 class Unavailable(StoreError):
@@ -66,12 +67,15 @@ def get_catalog(request: HttpRequest) -> Catalog:
     data_dir = data_dir_of(current_run(request))
     # One catalog per data dir for all threads: its per-step build locks must be shared.
     # (Django hands each thread its own cache object; ours is thread-safe, so any one serves.)
-    key = (str(data_dir), conf.CACHE_ALIAS)
+    disk = conf.DISK_CACHE
+    key = (str(data_dir), conf.CACHE_ALIAS, str(disk))
     catalog = _catalogs.get(key)
     if catalog is None:
         with _catalogs_lock:
             try:
-                catalog = _catalogs.get(key) or Catalog(data_dir, index_cache())
+                catalog = _catalogs.get(key) or Catalog(
+                    data_dir, index_cache(), DiskCache(disk) if disk else None
+                )
                 _catalogs[key] = catalog
             except OSError:
                 raise Unavailable(

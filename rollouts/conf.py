@@ -52,6 +52,19 @@ class RolloutsSettings:
         return import_string(check) if isinstance(check, str) else check
 
     @property
+    def DISK_CACHE(self) -> Path | None:
+        """Where per-step columns and statistics are kept between runs; None: nowhere.
+
+        Unset means the user's cache directory; "" or False turns the disk cache off.
+        """
+        value = getattr(settings, "ROLLOUTS_DISK_CACHE", None)
+        if value is None:
+            from .store.diskcache import default_directory
+
+            return default_directory()
+        return Path(value).expanduser() if value else None
+
+    @property
     def MAX_PAGE_SIZE(self) -> int:
         return getattr(settings, "ROLLOUTS_MAX_PAGE_SIZE", 500)
 

@@ -19,7 +19,7 @@ from .catalogs import current_run, get_catalog
 from .conf import conf
 from .presenter import format_bytes, present_sample
 from .render import compile_mask
-from .store import BadRequest, Catalog, NotFound, StepIndex, UnreadableLine
+from .store import BadRequest, Catalog, NotFound, StepIndex, UnreadableLine, ValueRange
 from .store.jsonio import line_as_json
 
 FILTER_NAMES = ("status", "dataset")
@@ -39,10 +39,12 @@ class Query:
         if self.order not in ("asc", "desc"):
             raise BadRequest(f"order must be 'asc' or 'desc', got {self.order!r}")
         self.filters = {n: request.GET[n] for n in FILTER_NAMES if request.GET.get(n)}
+        raw_range = request.GET.get("range")
+        self.range = ValueRange.parse(raw_range) if raw_range else None
 
     @property
     def is_file_order(self) -> bool:
-        return self.sort is None and not self.filters
+        return self.sort is None and not self.filters and self.range is None
 
     def params(self, **extra: Any) -> dict[str, str]:
         params: dict[str, str] = {}
@@ -51,6 +53,8 @@ class Query:
         if self.order != "asc":
             params["order"] = self.order
         params.update(self.filters)
+        if self.range is not None:
+            params["range"] = str(self.range)
         params.update({k: str(v) for k, v in extra.items()})
         return params
 
@@ -58,8 +62,20 @@ class Query:
         params = self.params(**extra)
         return "?" + urlencode(params) if params else ""
 
+    def conditions(self) -> list[str]:
+        """The filters in words: ["status = truncated", "reward in [0.5,0.75)"]."""
+        words = [f"{name} = {value}" for name, value in self.filters.items()]
+        if self.range is not None:
+            words.append(f"{self.range.column} in {str(self.range).partition(':')[2]}")
+        return words
+
     def as_json(self) -> dict[str, Any]:
-        return {"sort": self.sort or "position", "order": self.order, "filters": self.filters}
+        return {
+            "sort": self.sort or "position",
+            "order": self.order,
+            "filters": self.filters,
+            "range": str(self.range) if self.range else None,
+        }
 
 
 # -- URLs ------------------------------------------------------------------------------------
@@ -91,7 +107,7 @@ def ordering_of(catalog: Catalog, index: StepIndex, query: Query) -> Sequence[in
             catalog.prepare_columns(index)
             return range(len(index))
         catalog.columns(index)
-    return catalog.ordering(index, query.sort, query.order, query.filters)
+    return catalog.ordering(index, query.sort, query.order, query.filters, query.range)
 
 
 def _choices(index: StepIndex, sample: dict[str, Any] | None, query: Query) -> dict[str, Any]:
@@ -134,8 +150,10 @@ def _is_number(value: Any) -> bool:
 def steps_context(
     request: HttpRequest, catalog: Catalog, bucket: str, step: str | None
 ) -> dict[str, Any]:
+    """The header of every page of a bucket: buckets, the step selector and the live hooks."""
     steps = catalog.steps(bucket)
     run = current_run(request)
+    shown = next((s for s in steps if step_name(s.filename) == step), None)
     return {
         "data_dir": catalog.name,
         "run": run,
@@ -146,15 +164,22 @@ def steps_context(
         ],
         "bucket": bucket,
         "step": step,
+        "step_size_bytes": shown.size_bytes if shown is not None else None,
         "steps": [
             {
                 "step": s.step,
                 "name": step_name(s.filename),
                 "size": format_bytes(s.size_bytes),
+                "size_bytes": s.size_bytes,
                 "url": step_url(request, bucket, step_name(s.filename)),
             }
             for s in steps
         ],
+        "latest": steps[-1] if steps else None,
+        "poll_url": app_url(request, "api-poll", subdir=bucket),
+        "trends_url": app_url(request, "trends", bucket=bucket),
+        "samples_url": step_url(request, bucket, step) if step else None,
+        "stats_url": app_url(request, "step-stats", bucket=bucket, step=step) if step else None,
     }
 
 
@@ -191,10 +216,8 @@ def sample_context(
         }
     )
     if not ordering:
-        if query.filters:
-            context["error"] = "No samples in this step match " + ", ".join(
-                f"{k} = {v}" for k, v in query.filters.items()
-            )
+        if query.filters or query.range:
+            context["error"] = "No samples in this step match " + ", ".join(query.conditions())
         elif len(index) == 0:
             context["error"] = f"Step {step} has no samples yet."
         else:

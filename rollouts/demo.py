@@ -13,6 +13,10 @@ Fixed placements, so that tests and docs can point at them (``write_demo``):
 - an empty response (status ``aborted``): train step 0, sample_index 0;
 - label ``0`` (an int) on group 1 and label ``""`` on group 2 of train step 0;
 - a ``failed`` sample: the last sample of the last train step (others occur at random).
+
+The accuracy follows a ``curve`` (``CURVES``): a steady rise (the default), a plateau, or a
+collapse with a rising truncation rate. ``write_demo_runs`` writes one run of each, with
+``steady`` draws, so that the convergence reading of ``rollouts.store.trends`` names each one.
 """
 
 # CJK strings use fullwidth punctuation on purpose, and seeded `random` is the point here.
@@ -26,7 +30,7 @@ import math
 import random
 import re
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from fractions import Fraction
 from itertools import accumulate
 from pathlib import Path
@@ -39,6 +43,7 @@ EVAL_DATASETS = ("gsm8k", "math500", "中文数学")
 NON_STEP_FILES = ("notes.jsonl", "20.pending.json")
 
 _STATUSES, _STATUS_WEIGHTS = ("completed", "truncated", "aborted", "failed"), (91, 6, 2.5, 0.5)
+_TRUNCATED = _STATUS_WEIGHTS[1]  # per cent, unless a curve says otherwise
 IM_END, ENDOFTEXT = "<|im_end|>", "<|endoftext|>"
 # Qwen tokenizer ids, so token-id views show the special tokens where a user expects them.
 _ENDOFTEXT_ID, _IM_END_ID, _THINK_ID = 151643, 151645, 151667
@@ -346,45 +351,125 @@ def write_step(path: Path, records: Iterable[dict[str, Any]]) -> int:
     return written
 
 
+def _progress(step: int, steps: int) -> float:
+    return step / max(1, steps - 1)
+
+
 def _accuracy(step: int, steps: int) -> float:
     return 0.25 + 0.55 * step / max(1, steps - 1)
 
 
+def _plateau(step: int, steps: int) -> float:
+    # Most of the gain in the first quarter of the run, then flat at 0.6.
+    return 0.6 - 0.35 * max(0.0, 1 - 4 * _progress(step, steps)) ** 2
+
+
+def _collapse(step: int, steps: int) -> float:
+    # Up to 0.75 at half-way, then back down to where it started.
+    return 0.75 - 0.5 * abs(2 * _progress(step, steps) - 1)
+
+
+def _collapse_truncated(step: int, steps: int) -> float:
+    # Longer and longer answers in the second half: 6 % hit the length limit, then 70 %.
+    return _TRUNCATED + 64 * max(0.0, 2 * _progress(step, steps) - 1)
+
+
+class Curve(NamedTuple):
+    accuracy: Callable[[int, int], float]  # (step, steps) -> P(correct) of a completed answer
+    truncated: Callable[[int, int], float]  # (step, steps) -> per cent of samples truncated
+
+
+CURVES = {
+    "rise": Curve(_accuracy, lambda step, steps: _TRUNCATED),
+    "plateau": Curve(_plateau, lambda step, steps: _TRUNCATED),
+    "collapse": Curve(_collapse, _collapse_truncated),
+}
+RUNS = {"steady-rise": "rise", "plateau": "plateau", "collapse": "collapse"}  # name -> curve
+
+
+def _status_weights(curve: Curve, step: int, steps: int) -> tuple[float, ...]:
+    truncated = curve.truncated(step, steps)
+    return (97 - truncated, truncated, *_STATUS_WEIGHTS[2:])
+
+
+def _planned_statuses(rng: random.Random, n: int, weights: Sequence[float]) -> Iterator[str]:
+    """Each status in its share of ``n`` to the nearest sample, in random order."""
+    bounds = [round(n * c / sum(weights)) for c in accumulate(weights)]
+    plan = [
+        s for s, a, b in zip(_STATUSES, [0, *bounds], bounds, strict=False) for _ in range(b - a)
+    ]
+    rng.shuffle(plan)
+    return iter(plan)
+
+
+def _solved(record: dict[str, Any]) -> float:
+    reward = record["reward"]
+    return (reward["acc"] if isinstance(reward, dict) else reward) or 0.0
+
+
 def _train_records(
-    seed: int, step: int, steps: int, samples: int, group_size: int
+    seed: int,
+    step: int,
+    steps: int,
+    samples: int,
+    group_size: int,
+    curve: Curve = CURVES["rise"],
+    steady: bool = False,
 ) -> list[dict[str, Any]]:
     rng = random.Random(f"{seed}:train:{step}")
     n_groups = -(-samples // group_size)
     specials = {min(1, n_groups - 1): _zero_problem(rng), min(2, n_groups - 1): _UNLABELED}
+    p, weights = curve.accuracy(step, steps), _status_weights(curve, step, steps)
+    # Steady draws: statuses in their exact shares, and each completed answer is correct while
+    # the step owes the curve one (error diffusion), so a step's mean reward is the curve's
+    # within about 1/samples, as in a large batch, rather than a small batch's noise of ~0.1.
+    # Every fourth group is all-solved or all-failed: equal rewards, no GRPO signal.
+    free = sum(1 for i in range(samples) if i // group_size % 4 != 2)
+    plan = _planned_statuses(rng, free, weights) if steady else None
+    owed = 0.0
     records = []
     for g in range(n_groups):
         problem = specials.get(g) if step == 0 else None
         prompt = make_prompt(rng, STYLES[(g + step) % len(STYLES)], problem=problem)
-        # Every fourth group is all-solved or all-failed: equal rewards, no GRPO signal.
         saturated = g % 4 == 2
-        p = _accuracy(step, steps)
-        p = float(rng.random() < p) if saturated else min(1.0, max(0.0, p + rng.uniform(-0.2, 0.2)))
-        for i in range(g * group_size, min(samples, (g + 1) * group_size)):
+        members = range(g * group_size, min(samples, (g + 1) * group_size))
+        group_p = (
+            float(rng.random() < p) if saturated else min(1.0, max(0.0, p + rng.uniform(-0.2, 0.2)))
+        )
+        if steady and saturated:
+            group_p = float(owed + p * len(members) >= len(members) / 2)
+        for i in members:
             status = "completed" if saturated else None
             response = None
             if step == 0 and i == 0:
                 status, response = "aborted", ""
             elif step == steps - 1 and i == samples - 1:
                 status = "failed"
+            if status is None:  # the draw make_sample would make, at the same place
+                status = next(plan, "completed") if plan else rng.choices(_STATUSES, weights)[0]
+            p_correct = group_p
+            if steady and status == "completed":
+                owed += p
+                p_correct = group_p if saturated else float(owed + group_p - p >= 0.5)
             records.append(make_sample(
-                rng, step=step, sample_index=i, group_index=g, prompt=prompt, p_correct=p,
-                status=status, response=response, multi_reward=step == steps // 2))  # fmt: skip
+                rng, step=step, sample_index=i, group_index=g, prompt=prompt,
+                p_correct=p_correct, status=status, response=response,
+                multi_reward=step == steps // 2))  # fmt: skip
+            owed -= _solved(records[-1])
     if step == min(1, steps - 1):
         records[min(3, samples - 1)]["reward"] = math.nan
     return records
 
 
-def _eval_records(seed: int, step: int, steps: int, samples: int) -> list[dict[str, Any]]:
+def _eval_records(
+    seed: int, step: int, steps: int, samples: int, curve: Curve = CURVES["rise"]
+) -> list[dict[str, Any]]:
     rng = random.Random(f"{seed}:eval:{step}")
+    weights = _status_weights(curve, step, steps)
     records = []
     # gsm8k and 中文数学 have one sample per prompt (group_index null); math500 has 4 per prompt.
     for dataset, per_prompt, shift in zip(EVAL_DATASETS, (0, 4, 0), (0.15, -0.1, 0.0), strict=True):
-        p = min(1.0, max(0.0, _accuracy(step, steps) + shift))
+        p = min(1.0, max(0.0, curve.accuracy(step, steps) + shift))
         prompt = None
         for i in range(max(1, samples // 4)):
             if prompt is None or not per_prompt or i % per_prompt == 0:
@@ -393,9 +478,10 @@ def _eval_records(seed: int, step: int, steps: int, samples: int) -> list[dict[s
                     rng, style, problem=_problem(rng, rng.choice(_BY_DATASET[dataset]))
                 )
             group = i // per_prompt if per_prompt else None
+            status = rng.choices(_STATUSES, weights)[0]  # the draw make_sample would make
             records.append(make_sample(
                 rng, step=step, sample_index=i, group_index=group, kind="eval", dataset=dataset,
-                prompt=prompt, p_correct=p, log_probs=False))  # fmt: skip
+                prompt=prompt, p_correct=p, status=status, log_probs=False))  # fmt: skip
     return records
 
 
@@ -407,26 +493,54 @@ def write_demo(
     samples_per_step: int = 64,
     group_size: int = 8,
     seed: int = 0,
+    curve: str = "rise",
+    steady: bool = False,
 ) -> Path:
     """Write a demo run under ``root/rollout_result`` and return that directory.
 
-    Rewrites (never deletes) the files it owns, so repeating a call gives identical bytes.
+    ``curve`` names the accuracy over the run (a key of ``CURVES``). ``steady`` makes each
+    train step's mean reward follow it closely, as a large batch would; without it a step of
+    64 samples is as noisy as a real one. Rewrites (never deletes) the files it owns, so
+    repeating a call gives identical bytes.
     """
     if min(train_steps, eval_every, samples_per_step, group_size) < 1:
         raise ValueError("train_steps, eval_every, samples_per_step and group_size must be >= 1")
-    out = Path(root) / "rollout_result"
+    if curve not in CURVES:
+        raise ValueError(f"curve must be one of {', '.join(CURVES)}, not {curve!r}")
+    shape, out = CURVES[curve], Path(root) / "rollout_result"
     for step in range(train_steps):
-        records = _train_records(seed, step, train_steps, samples_per_step, group_size)
+        records = _train_records(
+            seed, step, train_steps, samples_per_step, group_size, shape, steady
+        )
         write_step(out / "train" / f"{step}.jsonl", records)
     for step in range(0, train_steps, eval_every):
-        write_step(
-            out / "eval" / f"{step}.jsonl", _eval_records(seed, step, train_steps, samples_per_step)
-        )
+        records = _eval_records(seed, step, train_steps, samples_per_step, shape)
+        write_step(out / "eval" / f"{step}.jsonl", records)
     # Beside the steps, as in real runs; the viewer must not list them as steps.
     notes = [{"rollout_id": 999, "note": "scratch notes, not a step"}, {"note": "resumed at 0"}]
     write_step(out / "train" / NON_STEP_FILES[0], notes)
     write_step(out / "train" / NON_STEP_FILES[1], [{"rollout_id": 20, "status": "pending"}])
     return out
+
+
+def write_demo_runs(
+    root: Path,
+    *,
+    train_steps: int = 40,
+    eval_every: int = 5,
+    samples_per_step: int = 64,
+    group_size: int = 8,
+    seed: int = 0,
+) -> dict[str, Path]:
+    """Write one steady run per ``RUNS`` entry under ``root/<name>``; return name -> save dir."""
+    runs = {name: Path(root) / name for name in RUNS}
+    for name, save in runs.items():
+        write_demo(
+            save, train_steps=train_steps, eval_every=eval_every,
+            samples_per_step=samples_per_step, group_size=group_size, seed=seed,
+            curve=RUNS[name], steady=True,
+        )  # fmt: skip
+    return runs
 
 
 class _Pool:
@@ -487,23 +601,39 @@ def write_big_step(path: Path, target_bytes: int, *, seed: int = 0, step: int = 
     return count
 
 
+def _size(directory: Path) -> str:
+    return f"{sum(p.stat().st_size for p in directory.rglob('*') if p.is_file()) / 1e6:.1f} MB"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m rollouts.demo", description="Write a deterministic demo Relax run."
     )
     parser.add_argument("dest", type=Path, help="save dir; files go to DEST/rollout_result")
-    parser.add_argument("--steps", type=int, default=12, help="train steps (default 12)")
+    parser.add_argument("--steps", type=int, help="train steps (default 12, or 40 with --runs)")
     parser.add_argument("--samples", type=int, default=64, help="samples per step (default 64)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--curve", choices=CURVES, help="accuracy over the run (default rise)")
+    parser.add_argument(
+        "--steady", action="store_true", help="step means follow the curve, as in a large batch"
+    )
+    parser.add_argument(
+        "--runs", action="store_true", help=f"write {', '.join(RUNS)} runs as DEST/<name>"
+    )
     args = parser.parse_args(argv)
+    if args.runs and (args.curve or args.steady):
+        parser.error("--runs writes one steady run per curve; drop --curve and --steady")
+    steps = args.steps if args.steps is not None else 40 if args.runs else 12
+    sizes = {"train_steps": steps, "samples_per_step": args.samples, "seed": args.seed}
     try:
-        out = write_demo(
-            args.dest, train_steps=args.steps, samples_per_step=args.samples, seed=args.seed
-        )
+        if args.runs:
+            for name, save in write_demo_runs(args.dest, **sizes).items():
+                print(f"wrote the {name} run to {save} ({_size(save)})")
+            return 0
+        out = write_demo(args.dest, **sizes, curve=args.curve or "rise", steady=args.steady)
     except ValueError as exc:
         parser.error(str(exc))
-    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    print(f"wrote demo rollouts to {out} ({size / 1e6:.1f} MB)")
+    print(f"wrote demo rollouts to {out} ({_size(out)})")
     return 0
 
 

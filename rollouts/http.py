@@ -47,6 +47,19 @@ def status_of(exc: StoreError) -> HTTPStatus:
     return HTTPStatus.SERVICE_UNAVAILABLE
 
 
+def int_param(request: HttpRequest, name: str, default: int, low: int, high: int) -> int:
+    raw = request.GET.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadRequest(f"{name} must be an integer, got {raw!r}") from None
+    if not low <= value <= high:
+        raise BadRequest(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
 def api_view(*methods: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
     """An API endpoint answering only `methods` (any, if none are given), always in JSON.
 

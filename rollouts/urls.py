@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import include, path, register_converter
 
-from . import pages, views
+from . import insight, pages, views
 
 app_name = "rollouts"
 
@@ -35,9 +35,15 @@ data_dir_patterns = [
     path(f"{_step}/sample/<int:position>", views.api_sample, name="api-sample"),
     path(f"{_step}/columns", views.api_columns, name="api-columns"),
     path(f"{_step}/stats", views.api_stats, name="api-stats"),
+    path(f"{_step}/group/<int:group>", insight.api_group, name="api-group"),
+    path("api/jsonl/<str:subdir>/trends", insight.api_trends, name="api-trends"),
+    path("api/jsonl/<str:subdir>/poll", insight.api_poll, name="api-poll"),
     path(_view, pages.api_view_step, name="api-view-step"),
     path(f"{_view}/sample/<int:position>", pages.api_view_sample, name="api-view-sample"),
     path("<str:bucket>/", pages.bucket_page, name="bucket"),
+    path("<str:bucket>/trends/", insight.trends_page, name="trends"),
+    path("<str:bucket>/<step:step>/stats/", insight.step_stats_page, name="step-stats"),
+    path("<str:bucket>/<step:step>/group/<int:group>/", insight.group_page, name="group"),
     path("<str:bucket>/<step:step>/", pages.step_page, name="step"),
     path("<str:bucket>/<step:step>/sample/<int:position>/", pages.sample_page, name="sample"),
 ]

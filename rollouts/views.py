@@ -17,25 +17,11 @@ from .http import (
     api_view,
     dumps,
     error_response,
+    int_param,
     is_same_origin,
     json_response,
 )
 from .store import BadRequest, StepIndex, StoreError, line_as_json
-from .store.stats import step_stats
-
-
-# -- parameters ------------------------------------------------------------------------------
-def _int_param(request: HttpRequest, name: str, default: int, low: int, high: int) -> int:
-    raw = request.GET.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadRequest(f"{name} must be an integer, got {raw!r}") from None
-    if not low <= value <= high:
-        raise BadRequest(f"{name} must be between {low} and {high}, got {value}")
-    return value
 
 
 # -- JSON API --------------------------------------------------------------------------------
@@ -86,12 +72,12 @@ def _page_items(index: StepIndex, positions: list[int]) -> Iterator[bytes]:
 
 @api_view("GET", "HEAD")
 def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
-    page = _int_param(request, "page", 1, 1, 10**9)
-    page_size = _int_param(request, "page_size", 50, 1, conf.MAX_PAGE_SIZE)
+    page = int_param(request, "page", 1, 1, 10**9)
+    page_size = int_param(request, "page_size", 50, 1, conf.MAX_PAGE_SIZE)
     query = Query(request)
     catalog = get_catalog(request)
     index = catalog.open_step(subdir, filename)
-    ordering = catalog.ordering(index, query.sort, query.order, query.filters)
+    ordering = catalog.ordering(index, query.sort, query.order, query.filters, query.range)
     total = len(ordering)
     positions = list(ordering[(page - 1) * page_size : page * page_size])
     head = {
@@ -159,14 +145,13 @@ def api_stats(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
     """Counts, reward, lengths, groups and histograms of one step, from its columns."""
     catalog = get_catalog(request)
     index = catalog.open_step(subdir, filename)
-    columns = catalog.columns(index)
     return json_response(
         {
             "subdir": subdir,
             "filename": filename,
             "size_bytes": index.identity.size,
             "partial_tail_bytes": index.partial_tail_bytes,
-            **step_stats(columns, index.invalid),
+            **catalog.stats(index),
         }
     )
 

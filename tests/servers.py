@@ -28,6 +28,9 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parent.parent
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 30.0  # seconds until the API must answer
+# The viewers we start keep their disk cache here (their default, under XDG_CACHE_HOME), never
+# in the user's own ~/.cache.
+CACHE_HOME = Path(tempfile.mkdtemp(prefix="rollouts-cache-home-"))
 STOP_TIMEOUT = 10.0  # seconds between SIGTERM and SIGKILL
 READY_PATH = "/api/jsonl/subdirs"
 
@@ -134,7 +137,11 @@ def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith("RELAX_") and k != "DJANGO_SETTINGS_MODULE"
     }
-    base.update(DJANGO_SETTINGS_MODULE="relax_site.settings", PYTHONUNBUFFERED="1")
+    base.update(
+        DJANGO_SETTINGS_MODULE="relax_site.settings",
+        PYTHONUNBUFFERED="1",
+        XDG_CACHE_HOME=str(CACHE_HOME),
+    )
     base.update(env or {})
     return base
 

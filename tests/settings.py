@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -41,3 +42,6 @@ USE_TZ = True
 
 # Each test points the app at its own tmp_path through the `settings` fixture.
 ROLLOUTS_DATA_DIR = None
+
+# Never the user's real cache directory: one of our own per test session.
+ROLLOUTS_DISK_CACHE = tempfile.mkdtemp(prefix="rollouts-disk-cache-")

@@ -108,7 +108,8 @@ def test_step_selector_lists_steps_numerically_with_sizes(client, write_step):
     sizes = {step: write_step("train", step, [sample(0)]).stat().st_size for step in (10, 2, 9)}
     write_step("eval", 1, [sample(0)])
     p = page(client, "/train/9/")
-    options = re.findall(r'<option value="([^"]+)"( selected)?>Step (\d+) \(([^)]+)\)', p.html)
+    option = r'<option value="([^"]+)"[^>]*?( selected)?>Step (\d+) \(([^)]+)\)'
+    options = re.findall(option, p.html)
     assert [(o[0], o[2]) for o in options] == [(f"{PREFIX}/train/{s}/", str(s)) for s in (2, 9, 10)]
     assert [o[1] for o in options] == ["", " selected", ""]
     assert options[0][3] == format_bytes(sizes[2])
@@ -374,6 +375,7 @@ def test_every_url_on_a_page_is_inside_the_mount_point(client, write_step):
     assert [s.get("src") for s in p.scripts] == [
         "/static/rollouts/theme.js",
         "/static/rollouts/viewer.js",
+        "/static/rollouts/live.js",
     ]
     assert "defer" not in p.scripts[0] and "async" not in p.scripts[0], "theme before paint"
 

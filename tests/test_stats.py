@@ -36,10 +36,20 @@ def test_percentile_is_nearest_rank():
 
 
 def test_histogram_bins_cover_min_to_max_inclusive():
-    h = histogram([0.0, 0.5, 1.0, 1.0, math.nan], bins=2)
-    assert h == {"edges": [0.0, 0.5, 1.0], "counts": [1, 3]}
-    assert histogram([2.0, 2.0]) == {"edges": [2.0, 2.0], "counts": [2]}
-    assert histogram([]) == {"edges": [], "counts": []}
+    values = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, math.nan]
+    h = histogram(values, bins=2)
+    # [0, 0.5): 0 .. 0.4 (5 values); [0.5, 1]: 0.5 .. 1.0 (7 values, the maximum included).
+    assert h == {"kind": "bins", "edges": [0.0, 0.5, 1.0], "counts": [5, 7]}
+
+
+def test_histogram_of_few_distinct_values_has_one_bar_per_value():
+    assert histogram([1.0, 0.0, 1.0, math.nan]) == {
+        "kind": "values",
+        "values": [0.0, 1.0],
+        "counts": [1, 2],
+    }
+    assert histogram([2.0, 2.0]) == {"kind": "values", "values": [2.0], "counts": [2]}
+    assert histogram([]) == {"kind": "values", "values": [], "counts": []}
 
 
 def test_groups_zero_signal_success_and_mean_std():

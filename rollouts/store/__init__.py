@@ -3,7 +3,7 @@
 from .catalog import DEFAULT_BUCKET, STEP_FILE, Catalog, DictCache, StepFile
 from .columns import Columns
 from .errors import BadRequest, NotFound, StoreError, UnreadableLine
-from .index import Sample, StepIndex
+from .index import Sample, StepIndex, ValueRange
 from .jsonio import decode_line, dumps_strict, finite_or_none, line_as_json
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "StepIndex",
     "StoreError",
     "UnreadableLine",
+    "ValueRange",
     "decode_line",
     "dumps_strict",
     "finite_or_none",

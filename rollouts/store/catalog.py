@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .columns import Columns
+from .diskcache import DiskCache
 from .errors import NotFound, StoreError
-from .index import StepIndex
+from .index import StepIndex, ValueRange
+from .stats import step_stats
 
 logger = logging.getLogger("rollouts.store")
 
@@ -54,19 +56,30 @@ class StepFile:
     step: int
     filename: str
     size_bytes: int
+    mtime_ns: int = 0
 
 
 class Catalog:
     """Buckets and steps of one data directory, and their indexes (kept in `cache`)."""
 
-    def __init__(self, data_dir: Path | str, cache: IndexCache | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path | str,
+        cache: IndexCache | None = None,
+        disk: DiskCache | None = None,
+    ) -> None:
         self.root = Path(data_dir).resolve(strict=True)
         if not self.root.is_dir():
             raise NotADirectoryError(f"{data_dir} is not a directory")
         self.name = self.root.name
         self.cache: IndexCache = cache if cache is not None else DictCache()
+        if disk is not None and disk.refuses(self.root):
+            logger.warning("not using the disk cache: %s", disk.refuses(self.root))
+            disk = None
+        self.disk = disk
         self._build_locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self._histories: dict[str, Any] = {}
 
     # -- catalog -------------------------------------------------------------------------
     def _contained(self, path: Path) -> Path | None:
@@ -114,12 +127,12 @@ class Catalog:
                     path = self._contained(Path(entry.path))
                     if path is None or not path.is_file():
                         continue
-                    size = path.stat().st_size
+                    st = path.stat()
                 elif entry.is_file(follow_symlinks=False):
-                    size = entry.stat(follow_symlinks=False).st_size
+                    st = entry.stat(follow_symlinks=False)
                 else:
                     continue
-                found.append(StepFile(int(match.group(1)), entry.name, size))
+                found.append(StepFile(int(match.group(1)), entry.name, st.st_size, st.st_mtime_ns))
         found.sort(key=lambda s: (s.step, s.filename))
         return found
 
@@ -149,15 +162,53 @@ class Catalog:
         return index
 
     def columns(self, index: StepIndex) -> Columns:
-        """The step's columns, decoding what is missing first (blocks)."""
+        """The step's columns: from the disk cache, or decoded now (blocks), then kept there."""
+        disk = self.disk
+        if disk is not None and index.columns is None:
+            cached = disk.load(index.path, index.identity)
+            if cached is not None and index.adopt_columns(cached.columns, cached.invalid):
+                index.stats_memo = ((index.generation, index.columns_rows), cached.stats)
+        decoded = not index.columns_ready
         columns = index.ensure_columns()
         self._account(index)
+        if decoded and disk is not None:
+            self.stats(index)  # computes and saves
         return columns
 
+    def stats(self, index: StepIndex) -> dict[str, Any]:
+        """The step's statistics (`stats.step_stats`), computed once per version of the file."""
+        columns = index.ensure_columns()
+        with index.lock:
+            version = (index.generation, index.columns_rows)
+            memo = index.stats_memo
+            if memo is not None and memo[0] == version:
+                return memo[1]
+            stats = step_stats(columns, index.invalid)
+            index.stats_memo = (version, stats)
+            if self.disk is not None and index.columns_ready:
+                self.disk.save(index.path, index.identity, columns, index.invalid, stats)
+        return stats
+
+    def history(self, bucket: str):
+        """The bucket's per-step statistics, indexed in the background (`history.History`)."""
+        from .history import History  # history builds on the catalog
+
+        self.bucket_dir(bucket)  # NotFound for an unknown bucket
+        with self._locks_guard:
+            history = self._histories.get(bucket)
+            if history is None:
+                history = self._histories[bucket] = History(self, bucket)
+        return history
+
     def ordering(
-        self, index: StepIndex, sort: str | None, order: str, filters: dict[str, str]
+        self,
+        index: StepIndex,
+        sort: str | None,
+        order: str,
+        filters: dict[str, str],
+        value_range: ValueRange | None = None,
     ) -> array:
-        result = index.ordering(sort, order, filters)
+        result = index.ordering(sort, order, filters, value_range)
         self._account(index)
         return result
 

@@ -144,6 +144,13 @@ class Columns:
         del self.labels[rows:]
         self.rows = rows
 
+    def restore_codes(self) -> None:
+        """Rebuild the string -> code maps after `categories` was loaded from elsewhere."""
+        self._codes = {
+            name: {value: code for code, value in enumerate(values)}
+            for name, values in self.categories.items()
+        }
+
     # -- reading -------------------------------------------------------------------------
     def names(self) -> list[str]:
         return [*self.numeric, *self.categorical]

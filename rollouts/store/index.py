@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import threading
 from array import array
 from collections.abc import Iterator
@@ -37,6 +38,49 @@ class FileIdentity:
     @classmethod
     def of(cls, st: os.stat_result) -> FileIdentity:
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+_RANGE = re.compile(r"^([\w.]+):([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])])$")
+
+
+@dataclass(frozen=True, slots=True)
+class ValueRange:
+    """A numeric filter, `reward:[0.5,0.75)`: low included, high included only with `]`.
+
+    A histogram bar is one: its bins are half-open except the last, which holds the maximum.
+    """
+
+    column: str
+    low: float
+    high: float
+    closed: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> ValueRange:
+        match = _RANGE.match(text.strip())
+        if match is None:
+            raise BadRequest(f"range must look like reward:[0.5,0.75), got {text!r}")
+        column, opening, low, high, closing = match.groups()
+        if opening != "[":
+            raise BadRequest("a range includes its low end: write it with '['")
+        try:
+            lo, hi = float(low), float(high)
+        except ValueError:
+            raise BadRequest(f"range bounds must be numbers, got {low!r} and {high!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+            raise BadRequest(f"range bounds must be finite with low <= high, got {text!r}")
+        return cls(column, lo, hi, closing == "]")
+
+    def __str__(self) -> str:
+        return f"{self.column}:[{_short(self.low)},{_short(self.high)}{']' if self.closed else ')'}"
+
+    def contains(self, value: float) -> bool:
+        return self.low <= value and (value <= self.high if self.closed else value < self.high)
+
+
+def _short(number: float) -> str:
+    """The shortest text that reads back as `number` (10, not 10.0)."""
+    return str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
 
 
 @dataclass(slots=True)
@@ -74,6 +118,7 @@ class StepIndex:
         self.columns_building = False  # a background column pass is under way
         self._columns_rows = 0
         self._orderings: dict[tuple, array] = {}
+        self.stats_memo: tuple[tuple[int, int], dict] | None = None  # see Catalog.stats
 
     # -- building ------------------------------------------------------------------------
     @classmethod
@@ -194,6 +239,15 @@ class StepIndex:
         """Records decoded into the columns so far: the progress of the column pass."""
         return self._columns_rows
 
+    def adopt_columns(self, columns: Columns, invalid: dict[int, str]) -> bool:
+        """Take columns computed earlier for this very file (the disk cache), if they fit."""
+        with self.lock:
+            if self.columns is not None or columns.rows != len(self.starts):
+                return False
+            self.columns, self.invalid, self._columns_rows = columns, dict(invalid), columns.rows
+            self._orderings.clear()
+            return True
+
     def ensure_columns(self) -> Columns:
         """Decode the scalar fields of every record not yet in the columns (once)."""
         columns = self.columns
@@ -265,15 +319,29 @@ class StepIndex:
         """Every readable record in file order."""
         return self.ordering(None, "asc", {})
 
-    def ordering(self, sort: str | None, order: str, filters: dict[str, str]) -> array:
+    def ordering(
+        self,
+        sort: str | None,
+        order: str,
+        filters: dict[str, str],
+        value_range: ValueRange | None = None,
+    ) -> array:
         """Positions of readable records, filtered, then stably sorted by one column.
 
-        Records whose value is missing or not a number sort last in both directions.
+        Records whose value is missing or not a number sort last in both directions, and are
+        outside every `value_range`.
         """
         if order not in ("asc", "desc"):
             raise BadRequest("order must be 'asc' or 'desc'")
         columns = self.ensure_columns()
-        key = (self.generation, self._columns_rows, sort, order, tuple(sorted(filters.items())))
+        key = (
+            self.generation,
+            self._columns_rows,
+            sort,
+            order,
+            tuple(sorted(filters.items())),
+            value_range,
+        )
         cached = self._orderings.get(key)
         if cached is not None:
             return cached
@@ -289,6 +357,15 @@ class StepIndex:
                 )
             codes, values = columns.categorical[name], columns.categories[name]
             positions = [p for p in positions if codes[p] >= 0 and values[codes[p]] == wanted]
+        if value_range is not None:
+            col = columns.numeric.get(value_range.column)
+            if col is None:
+                raise BadRequest(
+                    f"cannot filter on a range of {value_range.column!r}: only on "
+                    f"{', '.join(columns.numeric)}"
+                )
+            inside = value_range.contains
+            positions = [p for p in positions if inside(col[p])]
         if sort is not None:
             positions = _sorted_missing_last(columns, sort, positions, order == "desc")
         result = array("q", positions)

@@ -8,6 +8,7 @@ returned is plain JSON-able data, so the pages, the JSON API and the terminal UI
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -18,6 +19,7 @@ from .columns import Columns
 TRUNCATED = "truncated"
 STATUSES = ("completed", "truncated", "aborted", "failed", "pending")
 HISTOGRAM_BINS = 20
+DISCRETE_MAX = 10  # this many distinct values or fewer: one histogram bar per value
 # A sample "succeeds" when its reward is above this (0/1 accuracy rewards: reward 1).
 SUCCESS_ABOVE = 0.0
 
@@ -50,19 +52,29 @@ def percentile(ordered: Sequence[float], q: float) -> float | None:
     return ordered[rank - 1]
 
 
-def histogram(values: Iterable[float], bins: int = HISTOGRAM_BINS) -> dict[str, list[float]]:
-    """Equal-width bins over the finite values; the last bin includes its upper edge."""
+def histogram(values: Iterable[float], bins: int = HISTOGRAM_BINS) -> dict[str, Any]:
+    """Equal-width bins over the finite values; the last bin includes its upper edge.
+
+    Few distinct values (0/1 rewards, a handful of reward levels) get one bar per value
+    instead: `kind` "values", with `values` beside `counts`.
+    """
     finite = sorted(v for v in values if math.isfinite(v))
-    if not finite:
-        return {"edges": [], "counts": []}
+    distinct = sorted(set(finite))
+    if len(distinct) <= DISCRETE_MAX:
+        counts_of = {value: 0 for value in distinct}
+        for v in finite:
+            counts_of[v] += 1
+        return {"kind": "values", "values": distinct, "counts": list(counts_of.values())}
     low, high = finite[0], finite[-1]
-    if low == high:  # one value: one bin around it, so a chart still has something to draw
-        return {"edges": [low, high], "counts": [len(finite)]}
     width = (high - low) / bins
+    # Rounded to 12 significant digits, so links read [0.15,0.2), not [0.15000000000000002,...
+    edges = [float(f"{low + i * width:.12g}") for i in range(bins)] + [high]
     counts = [0] * bins
+    # By the edges themselves, so that a bar's range filter [edge_i, edge_i+1) finds exactly
+    # the samples it counts, rounding included.
     for v in finite:
-        counts[min(int((v - low) / width), bins - 1)] += 1
-    return {"edges": [low + i * width for i in range(bins)] + [high], "counts": counts}
+        counts[min(bisect.bisect_right(edges, v) - 1, bins - 1)] += 1
+    return {"kind": "bins", "edges": edges, "counts": counts}
 
 
 def step_stats(columns: Columns, invalid: Collection[int]) -> dict[str, Any]:
@@ -125,6 +137,39 @@ def group_stats(group_index: Sequence[float], reward: Sequence[float]) -> dict[s
         / len(groups),
         "mean_std": math.fsum(stds) / len(stds),
     }
+
+
+def group_rows(columns: Columns, invalid: Collection[int]) -> dict[int, list[int]]:
+    """Positions of the readable samples of each integer `group_index`, in file order."""
+    col = columns.numeric.get("group_index")
+    groups: dict[int, list[int]] = {}
+    if col is None:
+        return groups
+    for row in range(columns.rows):
+        value = col[row]
+        if math.isfinite(value) and value == int(value) and row not in invalid:
+            groups.setdefault(int(value), []).append(row)
+    return dict(sorted(groups.items()))
+
+
+def group_table(columns: Columns, invalid: Collection[int]) -> list[dict[str, Any]]:
+    """One row per group: its size, reward summary, and whether its rewards carry a signal."""
+    reward = columns.numeric.get("reward")
+    table = []
+    for group, rows in group_rows(columns, invalid).items():
+        values = [reward[r] for r in rows] if reward is not None else []
+        finite = [v for v in values if math.isfinite(v)]
+        summary = summarize(finite)
+        table.append(
+            {
+                "group": group,
+                "samples": len(rows),
+                **asdict(summary),
+                "zero_signal": len(set(finite)) == 1 if finite else None,
+                "success": any(v > SUCCESS_ABOVE for v in finite),
+            }
+        )
+    return table
 
 
 def _category_counts(columns: Columns, name: str, rows: Iterable[int]) -> dict[str, int]:

@@ -12,8 +12,9 @@ from django.conf import settings
 from django.core.cache import caches
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from rollouts.conf import normalize_base_path
+from rollouts.conf import conf, normalize_base_path
 from rollouts.store import Catalog
+from rollouts.store.diskcache import DiskCache
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -44,12 +45,20 @@ class Command(BaseCommand):
         parser.add_argument(
             "--mask-str", default=None, help="regex of pad tokens to collapse ('' turns it off)"
         )
+        parser.add_argument(
+            "--disk-cache",
+            default=None,
+            metavar="DIR",
+            help="where per-step statistics are kept between runs ('off' for nowhere;"
+            " default: ~/.cache/relax-rollout-viewer)",
+        )
         parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
         parser.add_argument("--threads", type=int, default=8, help="threads per process")
 
     def handle(self, *args: Any, **options: Any) -> None:
         data_dir = self._check_data_dir(options["data_dir"])
         self._check_numbers(options)
+        self._check_disk_cache(data_dir, options["disk_cache"])
         mask = options["mask_str"]
         if mask:
             try:
@@ -84,7 +93,6 @@ class Command(BaseCommand):
         if not tui.available():
             raise CommandError(tui.INSTALL_HINT)
         from rollouts.cache import ByteLimitedCache
-        from rollouts.conf import conf
         from rollouts.tui.app import RolloutsApp
 
         mask = options["mask_str"] if options["mask_str"] is not None else conf.MASK_STR
@@ -113,6 +121,16 @@ class Command(BaseCommand):
             raise CommandError(f"DATA_DIR {raw} is not readable")
         return path.resolve()
 
+    def _check_disk_cache(self, data_dir: Path, raw: str | None) -> None:
+        """The disk cache is ours to write; the data directory never is."""
+        if raw is None or raw == "off":
+            return
+        if DiskCache(raw).refuses(data_dir):
+            raise CommandError(
+                f"--disk-cache {raw} is inside DATA_DIR, which the viewer never writes;"
+                " choose another directory"
+            )
+
     def _check_numbers(self, options: dict[str, Any]) -> None:
         if not 0 <= options["port"] <= 65535:
             raise CommandError("--port must be between 0 and 65535")
@@ -135,6 +153,9 @@ class Command(BaseCommand):
         settings.ROLLOUTS_DATA_DIR = str(data_dir)
         if options["mask_str"] is not None:
             settings.ROLLOUTS_MASK_STR = options["mask_str"]
+        disk = options["disk_cache"]
+        if disk is not None:
+            settings.ROLLOUTS_DISK_CACHE = "" if disk == "off" else disk
         alias = getattr(settings, "ROLLOUTS_CACHE_ALIAS", "rollouts")
         settings.CACHES[alias] = {
             "BACKEND": "rollouts.cache.ByteLimitedCache",
@@ -165,6 +186,9 @@ class Command(BaseCommand):
             f"  open:   http://{shown_host}:{port}{base_path}/",
             f"  cache:  {options['cache_memory']} MB, {options['cache_entries']} step indexes;"
             f" {options['workers']} worker(s) x {options['threads']} threads",
+            f"  stats:  kept on disk in {conf.DISK_CACHE}"
+            if conf.DISK_CACHE
+            else "  stats:  not kept on disk (--disk-cache off)",
         ]
         if host not in LOOPBACK_HOSTS:
             lines.append(

@@ -1,0 +1,142 @@
+"""Per-step scalar columns and statistics on disk, so a restarted viewer has its trends at once.
+
+One small file per step file, named by a hash of the step's resolved path and holding the
+file identity it was computed from (device, inode, size, mtime). An entry whose identity no
+longer matches the file is a miss, so a grown or rewritten step is recomputed, and a step file
+never has more than one entry. The directory is ours: it is never inside a data directory,
+and a file that cannot be read or decoded is a miss, never an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .columns import Columns
+from .index import FileIdentity
+
+logger = logging.getLogger("rollouts.store")
+
+FORMAT_VERSION = 1
+APP_DIR_NAME = "relax-rollout-viewer"
+
+
+def default_directory() -> Path:
+    """`$XDG_CACHE_HOME/relax-rollout-viewer`, or `~/.cache/relax-rollout-viewer`."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / APP_DIR_NAME / "steps"
+
+
+class _Entry(msgspec.Struct, frozen=True):
+    version: int
+    identity: tuple[int, int, int, int]
+    rows: int
+    numeric: dict[str, bytes]
+    categorical: dict[str, bytes]
+    categories: dict[str, list[str]]
+    labels: list[str | None]
+    keys: list[str]
+    invalid: dict[int, str]
+    stats: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CachedStep:
+    """What the disk held for one step: its columns, unreadable lines and statistics."""
+
+    columns: Columns
+    invalid: dict[int, str]
+    stats: dict[str, Any]
+
+
+class DiskCache:
+    """Entries in `directory` (created on first write, private to this user)."""
+
+    def __init__(self, directory: Path | str) -> None:
+        self.directory = Path(directory).expanduser()
+        self._encoder = msgspec.msgpack.Encoder()
+        self._decoder = msgspec.msgpack.Decoder(_Entry)
+
+    def refuses(self, data_root: Path) -> str | None:
+        """Why this cache may not serve `data_root` (it lies inside it), or None."""
+        mine = self.directory.resolve()
+        if mine.is_relative_to(data_root.resolve()):
+            return "the disk cache directory is inside the data directory, which is never written"
+        return None
+
+    def _file(self, path: Path) -> Path:
+        name = hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()
+        return self.directory / f"{name}.msgpack"
+
+    def load(self, path: Path, identity: FileIdentity) -> CachedStep | None:
+        try:
+            blob = self._file(path).read_bytes()
+        except OSError:
+            return None
+        try:
+            entry = self._decoder.decode(blob)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            logger.warning("ignoring an unreadable disk cache entry for %s", path.name)
+            return None
+        if entry.version != FORMAT_VERSION or entry.identity != _key(identity):
+            return None
+        columns = Columns()
+        columns.rows = entry.rows
+        for name, raw in entry.numeric.items():
+            columns.numeric[name] = array("d", raw)
+        for name, raw in entry.categorical.items():
+            columns.categorical[name] = array("i", raw)
+        columns.categories = {name: list(values) for name, values in entry.categories.items()}
+        columns.restore_codes()
+        columns.labels = list(entry.labels)
+        columns.keys = dict.fromkeys(entry.keys)
+        if any(len(col) != entry.rows for col in (*columns.numeric.values(), columns.labels)):
+            return None  # written by a buggy or foreign version: recompute
+        return CachedStep(columns, dict(entry.invalid), entry.stats)
+
+    def save(
+        self,
+        path: Path,
+        identity: FileIdentity,
+        columns: Columns,
+        invalid: dict[int, str],
+        stats: dict[str, Any],
+    ) -> None:
+        """Write the entry atomically; a failure (disk full, read-only) is logged, not raised."""
+        entry = _Entry(
+            version=FORMAT_VERSION,
+            identity=_key(identity),
+            rows=columns.rows,
+            numeric={name: col.tobytes() for name, col in columns.numeric.items()},
+            categorical={name: col.tobytes() for name, col in columns.categorical.items()},
+            categories=columns.categories,
+            labels=columns.labels,
+            keys=list(columns.keys),
+            invalid=invalid,
+            stats=stats,
+        )
+        target = self._file(path)
+        try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(self._encoder.encode(entry))
+                os.replace(tmp, target)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            logger.warning("could not write the disk cache entry for %s: %s", path.name, exc)
+
+
+def _key(identity: FileIdentity) -> tuple[int, int, int, int]:
+    return (identity.dev, identity.ino, identity.size, identity.mtime_ns)

@@ -1,0 +1,26 @@
+"""Number formatting for the statistics pages, the same as the sample pages use."""
+
+# An en dash stands for "no value", as in printed tables.
+# ruff: noqa: RUF001, RUF002
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from rollouts.presenter import format_number
+
+register = template.Library()
+
+
+@register.filter
+def num(value: Any) -> str:
+    """4 decimals or exponent form for floats, ints as they are, "–" for no value."""
+    return "–" if value is None else format_number(value)
+
+
+@register.filter
+def pct(value: Any) -> str:
+    """A share as a percentage with one decimal; "–" for no value."""
+    return "–" if value is None else f"{100 * value:.1f} %"
