@@ -64,7 +64,10 @@ def data_dir_of(run: str | None) -> Path:
 
 
 def get_catalog(request: HttpRequest) -> Catalog:
-    data_dir = data_dir_of(current_run(request))
+    return catalog_of(data_dir_of(current_run(request)))
+
+
+def catalog_of(data_dir: Path) -> Catalog:
     # One catalog per data dir for all threads: its per-step build locks must be shared.
     # (Django hands each thread its own cache object; ours is thread-safe, so any one serves.)
     disk = conf.DISK_CACHE

@@ -56,7 +56,7 @@ class Query:
         if self.range is not None:
             params["range"] = str(self.range)
         params.update({k: str(v) for k, v in extra.items()})
-        return params
+        return {k: v for k, v in params.items() if v != ""}  # extra name="" drops a parameter
 
     def suffix(self, **extra: Any) -> str:
         params = self.params(**extra)
@@ -66,7 +66,7 @@ class Query:
         """The filters in words: ["status = truncated", "reward in [0.5,0.75)"]."""
         words = [f"{name} = {value}" for name, value in self.filters.items()]
         if self.range is not None:
-            words.append(f"{self.range.column} in {str(self.range).partition(':')[2]}")
+            words.append(self.range.describe())
         return words
 
     def as_json(self) -> dict[str, Any]:
@@ -215,6 +215,8 @@ def sample_context(
             "error": None,
         }
     )
+    if query.range is not None:
+        context["clear_range_url"] = step_link + query.suffix(range="")
     if not ordering:
         if query.filters or query.range:
             context["error"] = "No samples in this step match " + ", ".join(query.conditions())
@@ -273,6 +275,10 @@ def sample_context(
     context["warnings"] = decoded.warnings
     context["sample"] = present_sample(values, compile_mask(conf.MASK_STR))
     context["sample_json"] = line_as_json(decoded, record.data)
+    group = values.get("group_index")
+    if isinstance(group, int) and not isinstance(group, bool) and group >= 0:
+        context["group_index"] = group
+        context["group_url"] = app_url(request, "group", bucket=bucket, step=step, group=group)
     context["choices"] = _choices(index, values, query)
     return context, HTTPStatus.OK
 

@@ -10,6 +10,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import asdict
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -17,7 +18,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from .access import denied_page, is_allowed
-from .catalogs import bind_run, current_run, get_catalog
+from .catalogs import bind_run, catalog_of, current_run, get_catalog
 from .conf import conf
 from .context import (
     OutsideResult,
@@ -32,6 +33,7 @@ from .context import (
 )
 from .http import JSON_TYPE, api_view, dumps, status_of
 from .store import BadRequest, NotFound, StoreError
+from .store.history import convergence
 
 FRAGMENT_HEADER = "RV-Fragment"
 # No inline script, nothing from another origin; sample text can never become code.
@@ -115,15 +117,36 @@ def runs_page(request: HttpRequest) -> HttpResponse:
 
 
 def _run_picker(request: HttpRequest) -> HttpResponse:
-    """The run picker of a portal serving several runs (ROLLOUTS_DATA_DIRS)."""
-    runs = [
-        {"name": name, "dir": path.name, "url": reverse("rollouts:run:index", kwargs={"run": name})}
-        for name, path in conf.DATA_DIRS.items()
-    ]
+    """The run picker of a portal serving several runs (ROLLOUTS_DATA_DIRS), each with how its
+    training reads so far (its first bucket's trends, indexed in the background)."""
+    runs = [_run_summary(name, path) for name, path in conf.DATA_DIRS.items()]
     context: dict[str, Any] = {"runs": runs}
     if not runs:
         context["error"] = "No runs are configured (ROLLOUTS_DATA_DIRS)."
     return TemplateResponse(request, "rollouts/runs.html", context)
+
+
+def _run_summary(name: str, path: Path) -> dict[str, Any]:
+    run: dict[str, Any] = {
+        "name": name,
+        "dir": path.name,
+        "url": reverse("rollouts:run:index", kwargs={"run": name}),
+    }
+    try:
+        catalog = catalog_of(path)
+        bucket = catalog.buckets()[0]
+        snapshot = catalog.history(bucket).snapshot()
+    except StoreError as exc:
+        run["error"] = str(exc)
+        return run
+    run["bucket"] = bucket
+    run["steps"] = snapshot.total
+    run["trends_url"] = reverse("rollouts:run:trends", kwargs={"run": name, "bucket": bucket})
+    if snapshot.done:
+        run["reading"] = convergence(snapshot.points)
+    else:
+        run["indexed"] = snapshot.total - snapshot.pending
+    return run
 
 
 @_page

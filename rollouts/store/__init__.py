@@ -1,6 +1,6 @@
 """Plain-Python data layer: no Django imports here, so the terminal UI and scripts share it."""
 
-from .catalog import DEFAULT_BUCKET, STEP_FILE, Catalog, DictCache, StepFile
+from .catalog import DEFAULT_BUCKET, STEP_FILE, Catalog, DictCache, StepFile, find_runs
 from .columns import Columns
 from .errors import BadRequest, NotFound, StoreError, UnreadableLine
 from .index import Sample, StepIndex, ValueRange
@@ -22,6 +22,7 @@ __all__ = [
     "ValueRange",
     "decode_line",
     "dumps_strict",
+    "find_runs",
     "finite_or_none",
     "line_as_json",
 ]

@@ -30,6 +30,35 @@ KNOWN_BUCKETS = ("train", "eval")
 DEFAULT_BUCKET = "default"
 
 
+def is_run(directory: Path) -> bool:
+    """Whether `directory` holds rollouts: a rollout_result/, train/ or eval/, or step files."""
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return False
+    names = {e.name for e in entries if e.is_dir()}
+    if names & {"rollout_result", *KNOWN_BUCKETS}:
+        return True
+    return any(STEP_FILE.match(e.name) for e in entries)
+
+
+def find_runs(directory: Path) -> dict[str, Path]:
+    """The runs inside `directory` by name, when it is a folder of runs rather than a run.
+
+    A run is a sub-directory that `is_run` (symlinks leading out of `directory` are left out).
+    Empty when `directory` is itself a run or holds none.
+    """
+    root = Path(directory).resolve()
+    if is_run(root):
+        return {}
+    runs = {}
+    for child in sorted(root.iterdir()):
+        resolved = child.resolve()
+        if resolved.is_relative_to(root) and resolved.is_dir() and is_run(resolved):
+            runs[child.name] = resolved
+    return runs
+
+
 class IndexCache(Protocol):
     """The two calls the store needs from a cache (Django's cache API has both)."""
 
@@ -177,7 +206,7 @@ class Catalog:
 
     def stats(self, index: StepIndex) -> dict[str, Any]:
         """The step's statistics (`stats.step_stats`), computed once per version of the file."""
-        columns = index.ensure_columns()
+        columns = self.columns(index)
         with index.lock:
             version = (index.generation, index.columns_rows)
             memo = index.stats_memo

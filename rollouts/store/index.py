@@ -74,6 +74,12 @@ class ValueRange:
     def __str__(self) -> str:
         return f"{self.column}:[{_short(self.low)},{_short(self.high)}{']' if self.closed else ')'}"
 
+    def describe(self) -> str:
+        """In words: "reward = 1" or "reward in [0.5,0.75)"."""
+        if self.low == self.high and self.closed:
+            return f"{self.column} = {_short(self.low)}"
+        return f"{self.column} in {str(self).partition(':')[2]}"
+
     def contains(self, value: float) -> bool:
         return self.low <= value and (value <= self.high if self.closed else value < self.high)
 

@@ -13,19 +13,48 @@ from django.core.cache import caches
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rollouts.conf import conf, normalize_base_path
-from rollouts.store import Catalog
+from rollouts.store import Catalog, find_runs
 from rollouts.store.diskcache import DiskCache
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
+def _runs_of(dirs: list[Path]) -> dict[str, Path]:
+    """Several DATA_DIRs are runs named by their folders; one folder may hold several runs."""
+    if len(dirs) == 1:
+        return {name: _rollouts_of(path) for name, path in find_runs(dirs[0]).items()}
+    runs: dict[str, Path] = {}
+    for path in dirs:
+        # The save dir's name is the run's, not "rollout_result"'s.
+        name = path.parent.name if path.name == "rollout_result" else path.name
+        unique, n = name, 2
+        while unique in runs:
+            unique, n = f"{name}-{n}", n + 1
+        runs[unique] = path
+    return runs
+
+
+def _rollouts_of(run: Path) -> Path:
+    """A run's data dir: its rollout_result/ when it has one (so buckets sit at the top)."""
+    inner = run / "rollout_result"
+    return inner if inner.is_dir() else run
+
+
 class Command(BaseCommand):
-    help = "Serve the Relax Rollout Viewer for DATA_DIR (a rollout_result/ dir or a dir of steps)."
+    help = (
+        "Serve the Relax Rollout Viewer for DATA_DIR (a rollout_result/ dir or a dir of steps)."
+        " Several DATA_DIRs, or one folder of runs, get a run picker."
+    )
     # Checks run after the flags are applied (they would warn that no data dir is set).
     requires_system_checks: ClassVar[list[str]] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("data_dir", metavar="DATA_DIR", help="directory of step files")
+        parser.add_argument(
+            "data_dirs",
+            nargs="+",
+            metavar="DATA_DIR",
+            help="directory of step files (several, or a folder of runs: one run each)",
+        )
         parser.add_argument("--port", type=int, default=8080, help="port (default 8080)")
         parser.add_argument(
             "--host",
@@ -56,9 +85,12 @@ class Command(BaseCommand):
         parser.add_argument("--threads", type=int, default=8, help="threads per process")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        data_dir = self._check_data_dir(options["data_dir"])
+        dirs = [self._check_data_dir(raw) for raw in options["data_dirs"]]
+        runs = _runs_of(dirs)
+        data_dir = None if runs else dirs[0]
         self._check_numbers(options)
-        self._check_disk_cache(data_dir, options["disk_cache"])
+        for directory in dirs:
+            self._check_disk_cache(directory, options["disk_cache"])
         mask = options["mask_str"]
         if mask:
             try:
@@ -66,11 +98,16 @@ class Command(BaseCommand):
             except re.error as exc:
                 raise CommandError(f"--mask-str is not a valid regular expression: {exc}") from None
         if options["tui"]:
+            if data_dir is None:
+                raise CommandError(
+                    "the terminal UI shows one run; pass one of: "
+                    + ", ".join(str(path) for path in runs.values())
+                )
             self._run_tui(data_dir, options)
             return
         self._check_port_free(options["host"], options["port"])
         base_path = normalize_base_path(options["base_path"])
-        self._apply_settings(data_dir, base_path, options)
+        self._apply_settings(data_dir, runs, base_path, options)
         self.check(display_num_errors=False)
 
         from django.core.handlers.wsgi import WSGIHandler
@@ -78,7 +115,7 @@ class Command(BaseCommand):
         from rollouts.server import serve
 
         application = WSGIHandler()
-        self._print_banner(data_dir, base_path, options)
+        self._print_banner(data_dir, runs, base_path, options)
         serve(
             application,
             host=options["host"],
@@ -148,9 +185,12 @@ class Command(BaseCommand):
             except OSError as exc:
                 raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
-    def _apply_settings(self, data_dir: Path, base_path: str, options: dict[str, Any]) -> None:
+    def _apply_settings(
+        self, data_dir: Path | None, runs: dict[str, Path], base_path: str, options: dict[str, Any]
+    ) -> None:
         """The flags win over the environment; applied before the WSGI app is built."""
-        settings.ROLLOUTS_DATA_DIR = str(data_dir)
+        settings.ROLLOUTS_DATA_DIR = str(data_dir) if data_dir is not None else None
+        settings.ROLLOUTS_DATA_DIRS = {name: str(path) for name, path in runs.items()}
         if options["mask_str"] is not None:
             settings.ROLLOUTS_MASK_STR = options["mask_str"]
         disk = options["disk_cache"]
@@ -173,16 +213,20 @@ class Command(BaseCommand):
             # Reached by this machine's name or address, which we cannot list in advance.
             settings.ALLOWED_HOSTS = ["*"] if host in ("0.0.0.0", "::") else [host, "127.0.0.1"]  # noqa: S104
 
-    def _print_banner(self, data_dir: Path, base_path: str, options: dict[str, Any]) -> None:
+    def _print_banner(
+        self, data_dir: Path | None, runs: dict[str, Path], base_path: str, options: dict[str, Any]
+    ) -> None:
         host, port = options["host"], options["port"]
         shown_host = socket.gethostname() if host in ("0.0.0.0", "::") else host  # noqa: S104
         if ":" in shown_host:
             shown_host = f"[{shown_host}]"
-        catalog = Catalog(data_dir)
-        buckets = ", ".join(f"{b} ({len(catalog.steps(b))} steps)" for b in catalog.buckets())
-        lines = [
-            "Relax Rollout Viewer",
-            f"  data:   {data_dir}  [{buckets}]",
+        shown = {"data": data_dir} if data_dir is not None else runs
+        lines = ["Relax Rollout Viewer"]
+        for name, directory in shown.items():
+            catalog = Catalog(directory)
+            buckets = ", ".join(f"{b} ({len(catalog.steps(b))} steps)" for b in catalog.buckets())
+            lines.append(f"  {name + ':':<7} {directory}  [{buckets}]")
+        lines += [
             f"  open:   http://{shown_host}:{port}{base_path}/",
             f"  cache:  {options['cache_memory']} MB, {options['cache_entries']} step indexes;"
             f" {options['workers']} worker(s) x {options['threads']} threads",
