@@ -277,11 +277,12 @@ def start_visualize(
     log_dir = owned or log_dir
     assert log_dir is not None
     stdout_path, stderr_path = log_dir / f"stdout-{port}.txt", log_dir / f"stderr-{port}.txt"
-    argv = [*launcher, str(data_dir), "--port", str(port)]
+    # Positional arguments (more DATA_DIRs) may be among `extra_args`: they come first.
+    argv = [*launcher, str(data_dir), *extra_args, "--port", str(port)]
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
         started_at = time.perf_counter()
         proc = subprocess.Popen(
-            [*argv, *extra_args],
+            argv,
             cwd=REPO_ROOT,
             env=child_env(env),
             stdin=subprocess.DEVNULL,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rollouts.store import BadRequest, Catalog, StepIndex, ValueRange, find_runs
+from rollouts.store import BadRequest, Catalog, StepIndex, ValueRange, find_runs, history
 from rollouts.store.diskcache import DiskCache, default_directory
 from rollouts.store.history import cards, convergence, metrics_of, series
 from rollouts.store.stats import group_rows, group_table, step_stats
@@ -44,6 +44,20 @@ def test_history_has_one_point_per_step_in_step_order(write_step, tmp_path):
     # Step 10: groups (1, 1) and (1, 1) are both all-equal: no signal at all.
     assert snapshot.points[-1].metrics["zero_signal_share"] == 1.0
     assert snapshot.points[-1].metrics["status.truncated"] == 0.5
+
+
+def test_many_steps_are_decoded_on_processes_to_the_same_numbers(write_step, tmp_path):
+    count = history.POOL_MIN_STEPS + 2
+    for step in range(count):
+        write_step("train", step, step_lines([float(i % (step + 2) == 0) for i in range(6)]))
+    catalog, snapshot = history_of(tmp_path / "data", DiskCache(tmp_path / "cache"))
+    assert [p.step for p in snapshot.points] == list(range(count))
+    for point in snapshot.points:
+        index = catalog.open_step("train", point.filename)
+        expected = metrics_of(step_stats(index.ensure_columns(), index.invalid))
+        assert point.metrics == expected
+    # The pool processes filled the disk cache as they went.
+    assert len(list((tmp_path / "cache").glob("*.msgpack"))) == count
 
 
 def test_metrics_flatten_datasets_components_and_statuses(write_step):

@@ -18,7 +18,7 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -846,11 +846,94 @@ def test_nothing_the_viewer_does_writes_into_the_data_dir(tmp_path: Path) -> Non
     with run_visualize(data) as server:
         for path in ("/", "/train/3/sample/5/?sort=reward&order=desc", "/eval/0/?i=2",
                      "/api/view/train/1/sample/3", "/api/jsonl/train/file/2.jsonl",
-                     "/api/jsonl/train/file/2.jsonl/columns", "/api/cache/stats"):  # fmt: skip
+                     "/api/jsonl/train/file/2.jsonl/columns", "/api/cache/stats",
+                     "/train/3/stats/", "/train/3/group/1/", "/train/trends/",
+                     "/api/jsonl/train/trends", "/api/jsonl/train/poll?watch=3"):  # fmt: skip
             assert request(server.url(path))[0] == 200, path
         status, _ = get_json(server.url("/api/cache/clear"), method="POST", data=b"")
         assert status == 200
     assert tree_state(data) == before
+
+
+def wait_for_trends(server: ServerProcess, prefix: str = "", bucket: str = "train") -> dict:
+    deadline = time.monotonic() + 60
+    while True:
+        status, data = get_json(server.url(f"{prefix}/api/jsonl/{bucket}/trends"))
+        assert status == 200, data
+        if data["done"] or time.monotonic() > deadline:
+            return data
+        time.sleep(0.05)
+
+
+def write_runs(root: Path, names: Sequence[str]) -> dict[str, Path]:
+    """Small demo runs under root/<name>/ (their rollout_result/ inside)."""
+    return {name: write_demo(root / name, train_steps=4, samples_per_step=8) for name in names}
+
+
+def test_a_folder_of_runs_is_served_as_runs_with_a_picker(tmp_path: Path) -> None:
+    runs = write_runs(tmp_path / "runs", ["run-b", "run-a"])
+    with run_visualize(tmp_path / "runs") as server:
+        out = server.stdout()
+        assert f"  run-a:  {runs['run-a']}  [train (4 steps), eval (1 steps)]" in out, out
+        status, _, body = request(server.url("/"))
+        assert status == 200
+        names = re.findall(r'<a class="rv-run" href="/runs/([^/]+)/">', body.decode())
+        assert names == ["run-a", "run-b"]
+        data = wait_for_trends(server, "/runs/run-b")
+        assert data["done"] and len(data["points"]) == 4
+        status, _, page = request(server.url("/runs/run-a/train/trends/"))
+        assert status == 200 and b'data-trends-url="/runs/run-a/api/jsonl/train/trends"' in page
+
+
+def test_several_data_dirs_are_runs_named_by_their_folders(tmp_path: Path) -> None:
+    runs = write_runs(tmp_path, ["alpha", "beta"])
+    with run_visualize(runs["alpha"], runs["beta"]) as server:
+        status, _, body = request(server.url("/"))
+        assert status == 200
+        # rollout_result/ is in each path; the run is named by its save dir.
+        assert re.findall(r'<a class="rv-run" href="/runs/([^/]+)/">', body.decode()) == [
+            "alpha",
+            "beta",
+        ]
+        assert request(server.url("/runs/beta/train/3/"))[0] == 200
+
+
+def test_the_terminal_ui_takes_one_run(tmp_path: Path) -> None:
+    write_runs(tmp_path / "runs", ["a", "b"])
+    result = run_manage("visualize", str(tmp_path / "runs"), "--tui")
+    assert result.returncode != 0
+    assert result.stderr.strip().startswith("CommandError: the terminal UI shows one run")
+
+
+def test_disk_cache_flag_fills_our_directory_and_a_restart_reads_it(tmp_path: Path) -> None:
+    data = write_demo(tmp_path / "run", train_steps=10, samples_per_step=8)
+    cache = tmp_path / "cache"
+    before = tree_state(data)
+    with run_visualize(data, "--disk-cache", str(cache)) as server:
+        assert f"kept on disk in {cache}" in server.stdout()
+        first = wait_for_trends(server)
+    entries = sorted(cache.glob("*.msgpack"))
+    assert len(entries) == 10
+    with run_visualize(data, "--disk-cache", str(cache)) as server:
+        again = wait_for_trends(server)
+    assert again["points"] == first["points"] and again["reading"] == first["reading"]
+    assert sorted(cache.glob("*.msgpack")) == entries
+    assert tree_state(data) == before
+
+
+def test_disk_cache_off_writes_nothing_and_inside_the_data_dir_is_refused(tmp_path: Path) -> None:
+    data = write_demo(tmp_path / "run", train_steps=2, samples_per_step=4)
+    home = tmp_path / "cache-home"
+    with run_visualize(data, "--disk-cache", "off", env={"XDG_CACHE_HOME": str(home)}) as server:
+        assert "not kept on disk" in server.stdout()
+        assert wait_for_trends(server)["done"]
+    assert not home.exists()
+    with run_visualize(data, env={"XDG_CACHE_HOME": str(home)}) as server:
+        assert wait_for_trends(server)["done"]
+    assert len(list((home / "relax-rollout-viewer" / "steps").glob("*.msgpack"))) == 2
+    result = run_manage("visualize", str(data), "--disk-cache", str(data / "cache"))
+    assert result.returncode != 0
+    assert "inside DATA_DIR" in result.stderr and not (data / "cache").exists()
 
 
 @pytest.mark.parametrize("path", ["/train/3/", "/api/jsonl/subdirs", "/static/rollouts/viewer.js"])

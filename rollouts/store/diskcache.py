@@ -48,6 +48,14 @@ class _Entry(msgspec.Struct, frozen=True):
     stats: dict[str, Any]
 
 
+class _Head(msgspec.Struct, frozen=True):
+    """An entry without its columns: msgspec skips them undecoded, so reading stays cheap."""
+
+    version: int
+    identity: tuple[int, int, int, int]
+    stats: dict[str, Any]
+
+
 @dataclass(frozen=True, slots=True)
 class CachedStep:
     """What the disk held for one step: its columns, unreadable lines and statistics."""
@@ -64,6 +72,7 @@ class DiskCache:
         self.directory = Path(directory).expanduser()
         self._encoder = msgspec.msgpack.Encoder()
         self._decoder = msgspec.msgpack.Decoder(_Entry)
+        self._head_decoder = msgspec.msgpack.Decoder(_Head)
 
     def refuses(self, data_root: Path) -> str | None:
         """Why this cache may not serve `data_root` (it lies inside it), or None."""
@@ -76,17 +85,28 @@ class DiskCache:
         name = hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()
         return self.directory / f"{name}.msgpack"
 
-    def load(self, path: Path, identity: FileIdentity) -> CachedStep | None:
+    def load_stats(self, path: Path, identity: FileIdentity) -> dict[str, Any] | None:
+        """Just the statistics of the step (what the trends need), or None."""
+        entry = self._read(path, identity, self._head_decoder)
+        return entry.stats if entry is not None else None
+
+    def _read(self, path: Path, identity: FileIdentity, decoder: msgspec.msgpack.Decoder) -> Any:
         try:
             blob = self._file(path).read_bytes()
         except OSError:
             return None
         try:
-            entry = self._decoder.decode(blob)
+            entry = decoder.decode(blob)
         except (msgspec.DecodeError, msgspec.ValidationError):
             logger.warning("ignoring an unreadable disk cache entry for %s", path.name)
             return None
         if entry.version != FORMAT_VERSION or entry.identity != _key(identity):
+            return None
+        return entry
+
+    def load(self, path: Path, identity: FileIdentity) -> CachedStep | None:
+        entry = self._read(path, identity, self._decoder)
+        if entry is None:
             return None
         columns = Columns()
         columns.rows = entry.rows

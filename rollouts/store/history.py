@@ -2,20 +2,28 @@
 
 `History.snapshot()` answers at once with whatever is indexed so far and starts (or continues)
 a background thread for the steps that are new, grown or rewritten; a page polls it and fills
-in. A step comes from, in order: this process's memory, the disk cache (`diskcache.py`), or its
-file (a private index, so hundreds of steps never push the viewer's own indexes out of the
-shared cache). Only the newest step, the one a live run is writing, goes through the shared
-catalog, which extends its index instead of rereading it.
+in. A step comes from, in order: this process's memory, the disk cache (`diskcache.py`, a
+`stat` and a small read), or its file: decoded on a few spawned processes when there are many
+(private indexes, so hundreds of steps never push the viewer's own out of the shared cache).
+Only the newest step, the one a live run is writing, goes through the shared catalog, which
+extends its index instead of rereading it.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import multiprocessing
+import os
 import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .diskcache import DiskCache
 from .errors import StoreError
 from .index import FileIdentity, StepIndex
 from .stats import step_stats
@@ -26,6 +34,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("rollouts.store")
 
+# Decoding many steps runs on this many processes (spawned, never forked from a threaded
+# server); fewer steps than POOL_MIN_STEPS are decoded on the history's own thread.
+INDEX_PROCESSES = min(4, os.cpu_count() or 1)
+POOL_MIN_STEPS = 8
+_spawn = multiprocessing.get_context("spawn")
 SPARK_POINTS = 30  # steps drawn in a metric card's trend line
 ABNORMAL_NOISE = 3.0  # a change beyond this many times the recent noise is highlighted
 
@@ -158,47 +171,118 @@ class History:
         while True:
             with self._lock:
                 queue = [s for s in self._queue if not self._current(s)]
+                self._queue = []
                 if not queue:
                     self._worker = None
                     return
-                newest = self._is_newest(queue[-1])
-                step = queue[-1] if newest else queue[0]
-                self._queue = [s for s in queue if s is not step]
-            try:
-                point = self._index(step, newest)
-            except (OSError, StoreError) as exc:
-                logger.warning("could not index %s/%s: %s", self.bucket, step.filename, exc)
-                identity = FileIdentity(0, 0, step.size_bytes, step.mtime_ns)
-                with self._lock:
-                    self._failed[step.filename] = (identity, str(exc) or type(exc).__name__)
-                continue
-            with self._lock:
-                self._points[step.filename] = point
-                self._failed.pop(step.filename, None)
+                newest = queue[-1] if self._is_newest(queue[-1]) else None
+            if newest is not None:  # a live run's step: first, and through the shared index
+                self._attempt(newest, self._index_shared)
+            misses = []
+            for step in queue:
+                if step is not newest and not self._attempt(step, self._index_from_disk):
+                    misses.append(step)
+            self._decode(misses)
 
     def _is_newest(self, step: StepFile) -> bool:
-        """Whether `step` is after every indexed step (so indexed first: a live run's newest).
-
-        Called with the lock held."""
+        """Whether `step` is after every indexed step. Called with the lock held."""
         return not self._points or step.step >= max(p.step for p in self._points.values())
 
-    def _index(self, step: StepFile, newest: bool) -> Point:
-        catalog = self.catalog
-        path = catalog.step_path(self.bucket, step.filename)
-        if newest:  # likely open in the viewer too, and growing: extend the shared index
-            index = catalog.open_step(self.bucket, step.filename)
-            stats = catalog.stats(index)
-        else:
-            index = StepIndex.build(path, f"{self.bucket}/{step.filename}")
-            cached = catalog.disk.load(path, index.identity) if catalog.disk else None
-            if cached is not None:
-                stats = cached.stats
-            else:
-                stats = step_stats(index.ensure_columns(), index.invalid)
-                if catalog.disk is not None:
-                    catalog.disk.save(path, index.identity, index.columns, index.invalid, stats)
-        identity = index.identity
-        return Point(step.step, step.filename, identity.size, identity, metrics_of(stats))
+    def _attempt(self, step: StepFile, index: Callable[[StepFile], Point | None]) -> bool:
+        """Index `step` one way; False when that way does not have it (a disk cache miss)."""
+        try:
+            point = index(step)
+        except (OSError, StoreError) as exc:
+            self._fail(step, exc)
+            return True
+        if point is None:
+            return False
+        self._store(step, point)
+        return True
+
+    def _store(self, step: StepFile, point: Point) -> None:
+        with self._lock:
+            self._points[step.filename] = point
+            self._failed.pop(step.filename, None)
+
+    def _fail(self, step: StepFile, exc: BaseException) -> None:
+        logger.warning("could not index %s/%s: %s", self.bucket, step.filename, exc)
+        identity = FileIdentity(0, 0, step.size_bytes, step.mtime_ns)
+        with self._lock:
+            self._failed[step.filename] = (identity, str(exc) or type(exc).__name__)
+
+    def _index_shared(self, step: StepFile) -> Point:
+        index = self.catalog.open_step(self.bucket, step.filename)
+        return _point(step, index.identity, self.catalog.stats(index))
+
+    def _index_from_disk(self, step: StepFile) -> Point | None:
+        disk = self.catalog.disk
+        if disk is None:
+            return None
+        path = self.catalog.step_path(self.bucket, step.filename)
+        identity = FileIdentity.of(os.stat(path))
+        stats = disk.load_stats(path, identity)
+        return _point(step, identity, stats) if stats is not None else None
+
+    def _decode(self, steps: list[StepFile]) -> None:
+        """Read and decode steps the disk cache did not have: on a few processes when there
+        are many (the JSON decoding is CPU-bound, and the web server keeps its GIL)."""
+        paths = []
+        for step in steps:
+            try:
+                paths.append((step, self.catalog.step_path(self.bucket, step.filename)))
+            except StoreError as exc:
+                self._fail(step, exc)
+        disk = str(self.catalog.disk.directory) if self.catalog.disk is not None else None
+        if len(paths) >= POOL_MIN_STEPS and INDEX_PROCESSES > 1:
+            try:
+                with ProcessPoolExecutor(INDEX_PROCESSES, mp_context=_spawn) as pool:
+                    futures = {
+                        pool.submit(
+                            decode_step, str(path), f"{self.bucket}/{step.filename}", disk
+                        ): (step)
+                        for step, path in paths
+                    }
+                    for future in as_completed(futures):
+                        self._take(futures[future], future)
+                return
+            except (OSError, BrokenProcessPool) as exc:  # no processes here: decode in-thread
+                logger.warning("indexing in this process (%s)", exc)
+                paths = [(s, p) for s, p in paths if s.filename not in self._points]
+        for step, path in paths:
+            self._attempt(
+                step,
+                lambda s, p=path: _point(
+                    s, *decode_step(str(p), f"{self.bucket}/{s.filename}", disk)
+                ),
+            )
+
+    def _take(self, step: StepFile, future: Future) -> None:
+        exc = future.exception()
+        if isinstance(exc, BrokenProcessPool):
+            raise exc
+        if exc is not None:
+            self._fail(step, exc)
+            return
+        identity, stats = future.result()
+        self._store(step, _point(step, identity, stats))
+
+
+def decode_step(path: str, name: str, disk: str | None) -> tuple[FileIdentity, dict[str, Any]]:
+    """A step's identity and statistics from its file, saved to the disk cache on the way.
+
+    Runs in a pool process: plain arguments, a private index, nothing shared.
+    """
+    index = StepIndex.build(Path(path), name)
+    columns = index.ensure_columns()
+    stats = step_stats(columns, index.invalid)
+    if disk is not None:
+        DiskCache(disk).save(index.path, index.identity, columns, index.invalid, stats)
+    return index.identity, stats
+
+
+def _point(step: StepFile, identity: FileIdentity, stats: dict[str, Any]) -> Point:
+    return Point(step.step, step.filename, identity.size, identity, metrics_of(stats))
 
 
 # -- reading the curves ------------------------------------------------------------------------
