@@ -220,8 +220,8 @@ def sample_context(
     if not ordering:
         if query.filters or query.range:
             context["error"] = "No samples in this step match " + ", ".join(query.conditions())
-        elif len(index) == 0:
-            context["error"] = f"Step {step} has no samples yet."
+        elif len(index) == 0:  # news, not an error: a live run has just created the file
+            context["empty"] = f"Step {step} has no samples yet."
         else:
             context["error"] = f"No line of step {step} could be read."
         context["choices"] = _choices(index, None, query)
@@ -253,6 +253,8 @@ def sample_context(
             )
             + query.suffix(),
             "form_action": sample_url(request, bucket, step, position),
+            "clear_range_url": sample_url(request, bucket, step, position)
+            + query.suffix(range=""),
             "first_url": url_at(0),
             "last_url": url_at(last),
             "prev_url": url_at(rank - 1) if rank > 0 else None,

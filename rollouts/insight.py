@@ -394,9 +394,10 @@ def api_poll(request: HttpRequest, subdir: str) -> HttpResponse:
     watch = request.GET.get("watch")
     if watch:
         watched = next((s for s in steps if step_name(s.filename) == watch), None)
-        if watched is None:
-            raise NotFound(f"no step {watch!r} in bucket {subdir!r}")
-        if watched.size_bytes != int_param(request, "watch_size", -1, -1, 2**63):
+        if watched is None:  # deleted (or renamed) under the page: a change, not an error
+            body["changed"] = True
+            body["watched"] = {"name": watch, "deleted": True}
+        elif watched.size_bytes != int_param(request, "watch_size", -1, -1, 2**63):
             index = catalog.open_step(subdir, watched.filename)
             body["changed"] = True
             body["watched"] = {

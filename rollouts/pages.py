@@ -220,7 +220,7 @@ def _twin(request: HttpRequest, bucket: str, step: str, position: int | None) ->
     keys = (
         "data_dir", "bucket", "step", "filename", "records", "total", "columns_ready",
         "invalid", "partial_tail_bytes", "position", "rank", "line", "warnings", "neighbours",
-        "error", "error_line",
+        "error", "error_line", "empty",
     )  # fmt: skip
     data: dict[str, Any] = {key: context.get(key) for key in keys}
     data.update(context["query"].as_json())

@@ -228,7 +228,8 @@ def test_poll_watches_the_shown_step_and_never_reports_a_half_line(client, write
     assert data["changed"]
     assert data["watched"] == {"name": "0", "size_bytes": path.stat().st_size, "records": 3,
                                "partial_tail_bytes": 20}  # fmt: skip
-    assert get_json(client, "/api/jsonl/train/poll?watch=9", 404)["ok"] is False
+    gone = get_json(client, "/api/jsonl/train/poll?watch=9")  # deleted under the page
+    assert gone["changed"] and gone["watched"] == {"name": "9", "deleted": True}
     assert "integer" in get_json(client, "/api/jsonl/train/poll?after=x", 400)["message"]
 
 

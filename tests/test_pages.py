@@ -248,7 +248,9 @@ def test_unknown_things_are_404_pages_with_a_message(client, write_step, path, s
 def test_empty_step_says_so(client, write_step):
     write_step("train", 0, [])
     p = page(client, "/train/0/")
-    assert "Step 0 has no samples yet." in p.html
+    assert p.text_of["rv-empty"].strip() == "Step 0 has no samples yet."
+    assert p.by_id["rv-empty"]["role"] == "status"  # news on a live run, not an error
+    assert "rv-error" not in p.html
 
 
 def test_unreadable_line_is_a_422_naming_its_line(client, write_step):

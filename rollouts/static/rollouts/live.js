@@ -1,1 +1,383 @@
-/* Live updates of the header: filled in by the live-updates work (issue 6). */
+// Relax Rollout Viewer: live updates while a run is still writing its step files.
+// The header carries everything this needs (data-poll-url, the cursor in data-latest-*, the
+// shown step in data-step*): a small JSON poll says what changed since that cursor, new steps
+// join the step selector, "Follow latest" moves to the newest step, and a growing step's
+// counts are refreshed from a fragment of the same page without touching the sample on screen.
+// The trends page keeps its own curves current (trends.js); here it only gets the header.
+(function () {
+  "use strict";
+
+  var POLL_MS = 3000; // between the end of one poll and the start of the next
+  var FOLLOW_KEY = "rv-follow"; // localStorage: "Follow latest" survives reloads and steps
+  var FOLLOW_PAGES = { sample: true, stats: true }; // pages that move to a newer step
+  var GROWN_EVENT = "rv:grown"; // fired on document when the shown step grew
+
+  var header = null;
+  var timer = null;
+  var busy = false; // a poll (and any refresh it started) is in flight: never overlap
+  var watching = true; // false once the shown step is gone: the bucket is still polled
+  var stopped = false; // the page is leaving: no more polls
+
+  // -- storage (the same JSON-in-localStorage shape as viewer.js) -------------------------
+  function load(key, fallback) {
+    try {
+      var value = localStorage.getItem(key);
+      return value === null ? fallback : JSON.parse(value);
+    } catch (e) {
+      return fallback;
+    }
+  }
+  function store(key, value) {
+    try {
+      localStorage.setItem(key, JSON.stringify(value));
+    } catch (e) {
+      // Private mode or storage disabled: the choice lasts for this page only.
+    }
+  }
+
+  // -- the step selector -----------------------------------------------------------------
+  function stepSelect() {
+    return document.getElementById("rv-step");
+  }
+
+  function stepOptions() {
+    var select = stepSelect();
+    if (!select) return [];
+    return Array.prototype.filter.call(select.options, function (option) {
+      return option.hasAttribute("data-step");
+    });
+  }
+
+  function optionText(step) {
+    return "Step " + step.step + " (" + step.size + ")";
+  }
+
+  // True when step `a` (number, name) sorts after `b`, as the server sorts step files.
+  function sortsAfter(aStep, aName, bStep, bName) {
+    return aStep > bStep || (aStep === bStep && aName > bName);
+  }
+
+  // Add new steps in numeric order, refresh the size of known ones; the steps added.
+  function mergeSteps(steps) {
+    var select = stepSelect();
+    var added = [];
+    if (!select) return added;
+    steps.forEach(function (step) {
+      var options = stepOptions();
+      var known = options.find(function (option) {
+        return option.getAttribute("data-name") === step.name;
+      });
+      if (known) {
+        known.setAttribute("data-size-bytes", String(step.size_bytes));
+        known.textContent = optionText(step);
+        return;
+      }
+      var option = document.createElement("option");
+      option.value = step.url;
+      option.setAttribute("data-step", String(step.step));
+      option.setAttribute("data-name", step.name);
+      option.setAttribute("data-size-bytes", String(step.size_bytes));
+      option.textContent = optionText(step);
+      var before = options.find(function (other) {
+        return sortsAfter(Number(other.getAttribute("data-step")), other.getAttribute("data-name"),
+          step.step, step.name);
+      });
+      select.insertBefore(option, before || null);
+      added.push(step);
+    });
+    return added;
+  }
+
+  function newestOption() {
+    var options = stepOptions();
+    return options.length ? options[options.length - 1] : null;
+  }
+
+  // -- follow latest ---------------------------------------------------------------------
+  function followBox() {
+    return document.getElementById("rv-follow");
+  }
+
+  function following() {
+    var box = followBox();
+    return !!box && box.checked;
+  }
+
+  // Where the newest step's version of this page lives; null when this page does not follow.
+  function followUrl(option) {
+    var page = header.getAttribute("data-page");
+    if (!FOLLOW_PAGES[page]) return null;
+    var shown = header.getAttribute("data-step");
+    if (shown === null || !option) return null;
+    if (!sortsAfter(Number(option.getAttribute("data-step")), option.getAttribute("data-name"),
+        Number(shown), shown)) return null;
+    var stepUrl = option.value;
+    if (page === "stats") {
+      // The stats link is the shown step's URL plus a suffix: the newest step's is the same.
+      var samples = document.getElementById("rv-samples-link");
+      var stats = document.getElementById("rv-stats-link");
+      if (!samples || !stats) return null;
+      var base = samples.getAttribute("href");
+      var own = stats.getAttribute("href");
+      if (!base || !own || own.indexOf(base) !== 0) return null;
+      return stepUrl + own.slice(base.length);
+    }
+    // Keep sort and filters, as the step selector does; `i` is per-step, drop it.
+    var params = new URLSearchParams(window.location.search);
+    params.delete("i");
+    var query = params.toString();
+    return stepUrl + (query ? "?" + query : "");
+  }
+
+  // Go to the newest step when following; true when the page is leaving.
+  function followNewest() {
+    if (!following()) return false;
+    var url = followUrl(newestOption());
+    if (!url) return false;
+    stop();
+    window.location.assign(url);
+    return true;
+  }
+
+  function setupFollow() {
+    var box = followBox();
+    if (!box) return;
+    box.checked = load(FOLLOW_KEY, false) === true;
+    box.addEventListener("change", function () {
+      store(FOLLOW_KEY, box.checked);
+      if (box.checked) followNewest();
+    });
+  }
+
+  // -- a growing step --------------------------------------------------------------------
+  // Copy what counts from a fresh fragment of this very sample into the page: the position,
+  // the navigation links and the notes above the sample. The sample itself is left alone.
+  function refreshCounts(main, fresh) {
+    var sample = document.getElementById("rv-sample");
+    var freshSample = fresh.querySelector("#rv-sample");
+    if (!sample || !freshSample) return;
+    if (sample.getAttribute("data-position") !== freshSample.getAttribute("data-position")) {
+      return; // the fragment shows another sample (filters moved it): leave the page alone
+    }
+    Array.prototype.slice.call(sample.attributes).forEach(function (attribute) {
+      if (attribute.name.indexOf("data-") === 0 && !freshSample.hasAttribute(attribute.name)) {
+        sample.removeAttribute(attribute.name);
+      }
+    });
+    Array.prototype.forEach.call(freshSample.attributes, function (attribute) {
+      if (attribute.name.indexOf("data-") === 0) sample.setAttribute(attribute.name, attribute.value);
+    });
+    ["rv-position", "rv-jump-count"].forEach(function (id) {
+      var live = document.getElementById(id);
+      var source = fresh.querySelector("#" + id);
+      if (live && source) live.textContent = source.textContent;
+    });
+    var input = document.getElementById("rv-jump-input");
+    var freshInput = fresh.querySelector("#rv-jump-input");
+    if (input && freshInput) input.max = freshInput.max;
+    // The links may turn from disabled to enabled: the whole element changes, not an href.
+    ["rv-prev", "rv-next", "rv-jump-prev", "rv-jump-next"].forEach(function (id) {
+      var live = document.getElementById(id);
+      var source = fresh.querySelector("#" + id);
+      if (live && source) live.replaceWith(document.adoptNode(source));
+    });
+    replaceNotes(main, fresh);
+  }
+
+  // The notes right inside <main>: indexing, unreadable lines, a line still being written.
+  function notesOf(main) {
+    return Array.prototype.filter.call(main.children, function (child) {
+      return child.matches(".rv-note, .rv-warning");
+    });
+  }
+
+  function replaceNotes(main, fresh) {
+    var anchor = main.querySelector(":scope > .rv-error, :scope > #rv-sample");
+    notesOf(main).forEach(function (note) {
+      note.remove();
+    });
+    notesOf(fresh).forEach(function (note) {
+      main.insertBefore(document.adoptNode(note), anchor);
+    });
+  }
+
+  function fetchFragment(url) {
+    return fetch(url, {
+      headers: { "RV-Fragment": "1" },
+      credentials: "same-origin",
+      cache: "no-store",
+    }).then(function (response) {
+      return response.text();
+    }).then(function (html) {
+      return new DOMParser().parseFromString(html, "text/html").getElementById("rv-main");
+    });
+  }
+
+  // The sample page: refresh its counts in place (the data-step-size moves only on success,
+  // so a failed refresh is tried again on the next poll).
+  function refreshSamplePage(watched) {
+    var main = document.getElementById("rv-main");
+    if (!main) return Promise.resolve();
+    var url = main.getAttribute("data-page-url") || window.location.href;
+    return fetchFragment(url).then(function (fresh) {
+      if (!fresh || document.getElementById("rv-main") !== main) return; // navigated meanwhile
+      if (!document.getElementById("rv-sample")) {
+        // Nothing was on screen (the step had no complete line yet): show what there is now.
+        if (fresh.querySelector("#rv-sample")) {
+          stop();
+          window.location.reload();
+          return;
+        }
+        replaceNotes(main, fresh);
+      } else {
+        refreshCounts(main, fresh);
+      }
+      // Even when the fragment showed another sample: the step is not fetched again until
+      // it grows again.
+      grown(watched);
+    });
+  }
+
+  // Pages that summarise the step (stats, a group): say it grew, and let the reader reload.
+  function showGrownNotice(watched) {
+    var main = document.getElementById("rv-main");
+    if (!main) return;
+    var notice = main.querySelector(".rv-grown-notice");
+    if (!notice) {
+      notice = document.createElement("p");
+      notice.className = "rv-note rv-grown-notice";
+      notice.setAttribute("role", "status");
+      notice.appendChild(document.createElement("span"));
+      notice.appendChild(document.createTextNode(" "));
+      var link = document.createElement("a");
+      link.className = "rv-grown-reload";
+      link.textContent = "Reload";
+      notice.appendChild(link);
+      var toolbar = main.querySelector(":scope > .rv-toolbar");
+      main.insertBefore(notice, toolbar ? toolbar.nextSibling : main.firstChild);
+    }
+    notice.querySelector("a").href = window.location.href;
+    notice.querySelector("span").textContent = "Step " + watched.name +
+      " has grown since this page was loaded (" + watched.records + " record" +
+      (watched.records === 1 ? "" : "s") + " now).";
+    grown(watched);
+  }
+
+  function grown(watched) {
+    header.setAttribute("data-step-size", String(watched.size_bytes));
+    document.dispatchEvent(new CustomEvent(GROWN_EVENT, { detail: watched }));
+  }
+
+  // -- polling ---------------------------------------------------------------------------
+  function pollUrl() {
+    var url = new URL(header.getAttribute("data-poll-url"), window.location.href);
+    var after = header.getAttribute("data-latest-step");
+    if (after !== null) {
+      url.searchParams.set("after", after);
+      url.searchParams.set("size", header.getAttribute("data-latest-size") || "");
+    }
+    var step = header.getAttribute("data-step");
+    if (watching && step !== null) {
+      url.searchParams.set("watch", step);
+      url.searchParams.set("watch_size", header.getAttribute("data-step-size") || "");
+    }
+    return url.toString();
+  }
+
+  function readPoll(response) {
+    return response.json().then(function (body) {
+      return response.ok ? body : null;
+    });
+  }
+
+  function apply(body) {
+    if (!body || !body.changed) return Promise.resolve();
+    if (body.cursor) {
+      header.setAttribute("data-latest-step", String(body.cursor.after));
+      header.setAttribute("data-latest-size", String(body.cursor.size));
+    }
+    var steps = body.steps || [];
+    if (steps.length && !stepSelect() && !header.hasAttribute("data-step") &&
+        header.getAttribute("data-page") === "sample") {
+      // The bucket was empty, so the page is only a message: its first step is the page now.
+      stop();
+      window.location.reload();
+      return Promise.resolve();
+    }
+    if (mergeSteps(steps).length && followNewest()) return Promise.resolve();
+    var watched = body.watched;
+    if (!watched || watched.name !== header.getAttribute("data-step")) return Promise.resolve();
+    if (watched.deleted) {
+      // The shown step was deleted (or renamed): stop watching it, keep polling the bucket.
+      watching = false;
+      return Promise.resolve();
+    }
+    if (header.getAttribute("data-page") === "sample") return refreshSamplePage(watched);
+    showGrownNotice(watched);
+    return Promise.resolve();
+  }
+
+  function poll() {
+    timer = null;
+    if (busy || document.visibilityState !== "visible") return;
+    busy = true;
+    fetch(pollUrl(), {
+      headers: { Accept: "application/json" },
+      credentials: "same-origin",
+      cache: "no-store",
+    })
+      .then(readPoll)
+      .then(apply)
+      .catch(function () {
+        // Server down or a broken answer: the next tick tries again. Navigation failures
+        // already show viewer.js's offline banner; a background poll says nothing.
+      })
+      .then(function () {
+        busy = false;
+        schedule();
+      });
+  }
+
+  function schedule() {
+    if (timer !== null || busy || stopped) return;
+    if (document.visibilityState === "visible") timer = setTimeout(poll, POLL_MS);
+  }
+
+  function stop() {
+    stopped = true;
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+  }
+
+  function pollNow() {
+    if (stopped) return;
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    poll();
+  }
+
+  function init() {
+    header = document.getElementById("rv-header");
+    if (!header || !header.getAttribute("data-poll-url")) return; // not a page of a bucket
+    setupFollow();
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "visible") {
+        pollNow();
+      } else if (timer !== null) {
+        clearTimeout(timer);
+        timer = null;
+      }
+    });
+    // Back/forward cache: the page comes back as it was left, possibly minutes ago.
+    window.addEventListener("pageshow", function (event) {
+      if (event.persisted) {
+        stopped = false;
+        pollNow();
+      }
+    });
+    schedule();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

@@ -93,6 +93,12 @@
     });
   }
 
+  // live.js fires this when the shown step grew: prefetched neighbours hold the old totals.
+  document.addEventListener("rv:grown", function () {
+    fragments.clear();
+    prefetchNeighbours();
+  });
+
   function parseMain(html) {
     var doc = new DOMParser().parseFromString(html, "text/html");
     return doc.getElementById("rv-main");

@@ -1,0 +1,134 @@
+"""The step statistics page in real Chromium: histogram bars filter, scatter points open samples,
+and a group is one click away from a sample. Expectations come from the records written here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import expect
+
+from .browser import (  # noqa: F401 (the *_fixture names are pytest fixtures)
+    Tab,
+    browser_fixture,
+    playwright_driver_fixture,
+    position_text,
+    save_screenshot,
+    shown,
+    tab_fixture,
+    url_path,
+    url_query,
+    walk_positions,
+    write_step_file,
+)
+from .conftest import sample
+from .servers import ServerProcess, run_visualize
+
+pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+
+STEP = 2
+# Response lengths spread over 0..1000 so a 20-bin histogram has several non-empty bars;
+# rewards 0/1 (one bar per value); every fifth sample truncated.
+LENGTHS = [13, 870, 402, 55, 999, 640, 77, 310, 512, 5, 730, 260, 91, 455, 1000, 38]
+RECORDS = [
+    sample(
+        i,
+        reward=float(i % 3 == 0),
+        response_length=n,
+        status="truncated" if i % 5 == 4 else "completed",
+        group_index=i // 4,
+        response=f"response of sample {i}",
+    )
+    for i, n in enumerate(LENGTHS)
+]
+
+
+@pytest.fixture(scope="module")
+def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    root = tmp_path_factory.mktemp("insight") / "rollout_result"
+    write_step_file(root, "train", 0, [sample(0)])
+    write_step_file(root, "train", STEP, RECORDS)
+    with run_visualize(root) as server:
+        yield server
+
+
+def stats_url(viewer: ServerProcess) -> str:
+    return viewer.url(f"/train/{STEP}/stats/")
+
+
+def test_clicking_a_reward_bar_shows_exactly_the_samples_with_that_reward(
+    viewer: ServerProcess, tab: Tab
+):
+    page = tab.page
+    page.goto(stats_url(viewer))
+    bar = page.locator('#rv-hist-reward a.rv-bar-link[data-range="reward:[1,1]"]')
+    expected = [i for i, r in enumerate(RECORDS) if r["reward"] == 1.0]
+    expect(bar).to_have_attribute("data-count", str(len(expected)))
+    save_screenshot(page, "step-stats")
+    bar.locator("rect.rv-bar-hit").click()
+    expect(page.locator("#rv-position")).to_have_text(position_text(1, len(expected)))
+    assert url_query(page)["range"] == ["reward:[1,1]"]
+    expect(page.locator("#rv-range-chip")).to_contain_text("reward = 1")
+    assert walk_positions(page) == expected
+    # The chip clears the filter and keeps the sample.
+    position = shown(page)[0]
+    page.locator("#rv-range-chip").click()
+    expect(page.locator("#rv-position")).to_have_text(position_text(position + 1, len(RECORDS)))
+    tab.assert_clean()
+
+
+def test_clicking_a_length_bar_filters_to_its_bin(viewer: ServerProcess, tab: Tab):
+    page = tab.page
+    page.goto(stats_url(viewer))
+    bars = page.locator("#rv-hist-response_length a.rv-bar-link")
+    assert bars.count() == 20
+    low, high = min(LENGTHS), max(LENGTHS)
+    width = (high - low) / 20
+    # The bar holding 402 and 455: [low + 9w, low + 10w) is bin 9 of 20 (w = 49.75).
+    bin_index = int((402 - low) / width)
+    expected = [i for i, n in enumerate(LENGTHS) if int((n - low) / width) == bin_index]
+    target = bars.nth(bin_index)
+    expect(target).to_have_attribute("data-count", str(len(expected)))
+    target.locator("rect.rv-bar-hit").click()
+    expect(page.locator("#rv-position")).to_have_text(position_text(1, len(expected)))
+    assert walk_positions(page) == expected
+    tab.assert_clean()
+
+
+def test_a_scatter_point_opens_its_sample_and_truncated_points_are_marked(
+    viewer: ServerProcess, tab: Tab
+):
+    page = tab.page
+    page.goto(stats_url(viewer))
+    points = page.locator("#rv-scatter a.rv-point-link")
+    expect(points).to_have_count(len(RECORDS))
+    truncated = page.locator("#rv-scatter circle.rv-point-truncated")
+    assert truncated.count() == sum(r["status"] == "truncated" for r in RECORDS)
+    target = 9  # the shortest response
+    page.locator(f'#rv-scatter a.rv-point-link[data-position="{target}"] circle').click()
+    page.wait_for_url(f"**/train/{STEP}/sample/{target}/")
+    assert shown(page)[0] == target
+    expect(page.locator('section[data-field="response"]')).to_contain_text(
+        f"response of sample {target}"
+    )
+    tab.assert_clean()
+
+
+def test_a_sample_links_to_its_group_side_by_side(viewer: ServerProcess, tab: Tab):
+    page = tab.page
+    page.goto(viewer.url(f"/train/{STEP}/sample/5/"))
+    page.locator("#rv-group-link").click()
+    page.wait_for_url(f"**/train/{STEP}/group/1/")
+    members = page.locator("#rv-group article.rv-member")
+    expected = [i for i, r in enumerate(RECORDS) if r["group_index"] == 1]
+    expect(members).to_have_count(len(expected))
+    assert [int(m.get_attribute("data-position") or -1) for m in members.all()] == expected
+    for position in expected:
+        expect(page.locator(f'article[data-position="{position}"]')).to_contain_text(
+            f"response of sample {position}"
+        )
+    # From the group back to one of its samples.
+    page.locator(f'article[data-position="{expected[-1]}"] a.rv-member-link').click()
+    page.wait_for_url(f"**/sample/{expected[-1]}/")
+    assert url_path(page).endswith(f"/train/{STEP}/sample/{expected[-1]}/")
+    tab.assert_clean()
