@@ -253,8 +253,7 @@ def sample_context(
             )
             + query.suffix(),
             "form_action": sample_url(request, bucket, step, position),
-            "clear_range_url": sample_url(request, bucket, step, position)
-            + query.suffix(range=""),
+            "clear_range_url": sample_url(request, bucket, step, position) + query.suffix(range=""),
             "first_url": url_at(0),
             "last_url": url_at(last),
             "prev_url": url_at(rank - 1) if rank > 0 else None,
