@@ -18,7 +18,7 @@ from django.template.response import TemplateResponse
 
 from .catalogs import get_catalog
 from .conf import conf
-from .context import app_url, sample_url, step_name, step_url, steps_context
+from .context import app_url, sample_url, step_name, step_url, step_url_maker, steps_context
 from .http import api_view, int_param, json_response
 from .pages import _page
 from .presenter import format_bytes, format_number, present_sample
@@ -308,7 +308,7 @@ def api_trends(request: HttpRequest, subdir: str) -> HttpResponse:
             "done": snapshot.done,
             "failed": [{"name": name, "error": error} for name, error in snapshot.failed.items()],
             "after": after,
-            "step_url": _step_url_template(request, subdir),
+            "step_url": step_url_maker(request, subdir)("{step}"),  # a step's name fills it
             "series": _series(keys),
             "points": [_point_json(p) for p in points if p.step > after],
             "cards": cards(points),
@@ -355,12 +355,6 @@ def _cursor(points: list[Point]) -> dict[str, int] | None:
     return {"after": points[-1].step, "size": points[-1].size_bytes}
 
 
-def _step_url_template(request: HttpRequest, bucket: str) -> str:
-    """The URL of step `{step}`: the client fills in a step's name."""
-    sentinel = "9" * 18
-    return step_url(request, bucket, sentinel).replace(sentinel, "{step}")
-
-
 @api_view("GET", "HEAD")
 def api_poll(request: HttpRequest, subdir: str) -> HttpResponse:
     """What changed in a bucket since the client's cursor: cheap when nothing did.
@@ -373,6 +367,7 @@ def api_poll(request: HttpRequest, subdir: str) -> HttpResponse:
     size = int_param(request, "size", -1, -1, 2**63)
     catalog = get_catalog(request)
     steps = catalog.steps(subdir)
+    url_of = step_url_maker(request, subdir)
     changed = [s for s in steps if s.step > after or (s.step == after and s.size_bytes != size)]
     body: dict[str, Any] = {
         "subdir": subdir,
@@ -384,7 +379,7 @@ def api_poll(request: HttpRequest, subdir: str) -> HttpResponse:
                 "name": step_name(s.filename),
                 "size_bytes": s.size_bytes,
                 "size": format_bytes(s.size_bytes),
-                "url": step_url(request, subdir, step_name(s.filename)),
+                "url": url_of(step_name(s.filename)),
             }
             for s in changed[:POLL_STEPS_MAX]
         ],

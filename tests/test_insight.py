@@ -256,3 +256,14 @@ def test_run_picker_shows_each_runs_reading(client, settings, tmp_path):
         time.sleep(0.05)
     assert readings == {"up": "rising", "down": "not rising"}
     assert f'href="{PREFIX}/runs/up/train/trends/"' in p.html
+
+
+def test_sample_pages_summarise_their_step_and_link_its_statistics(client, step):
+    p = page(client, "/train/3/sample/2/")
+    summary = " ".join(p.text_of["rv-step-summary"].split())
+    mean = sum(REWARDS) / len(REWARDS)
+    truncated = 100 * STATUSES.count("truncated") / len(STATUSES)
+    assert summary.startswith(f"Step 3: {len(REWARDS)} samples · mean reward {mean:.4f}")
+    assert f"{truncated:.1f} % truncated" in summary
+    assert "50.0 % of 4 groups without signal" in summary
+    assert f'href="{PREFIX}/train/3/stats/">statistics</a>' in p.html
