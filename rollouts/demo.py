@@ -4,7 +4,7 @@ Used by the README quick start, by tests and by benchmarks. Output depends only 
 arguments: every step draws from its own ``random.Random`` seeded with a string, so the same
 arguments give the same bytes on every machine and every run.
 
-Fixed placements, so that tests and docs can point at them (``write_demo``):
+Fixed placements, in every curve, so that tests and docs can point at them (``write_demo``):
 
 - the single NaN reward: train step ``min(1, train_steps - 1)``,
   sample_index ``min(3, samples_per_step - 1)``;
@@ -30,9 +30,9 @@ import math
 import random
 import re
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -365,24 +365,24 @@ def _plateau(step: int, steps: int) -> float:
 
 
 def _collapse(step: int, steps: int) -> float:
-    # Up to 0.75 at half-way, then back down to where it started.
+    # Up to 0.75 half-way, then back down to where it started.
     return 0.75 - 0.5 * abs(2 * _progress(step, steps) - 1)
 
 
-def _collapse_truncated(step: int, steps: int) -> float:
-    # Longer and longer answers in the second half: 6 % hit the length limit, then 70 %.
+def _longer_answers(step: int, steps: int) -> float:
+    # In the second half, more and more answers hit the length limit: from 6 % to 70 %.
     return _TRUNCATED + 64 * max(0.0, 2 * _progress(step, steps) - 1)
 
 
 class Curve(NamedTuple):
     accuracy: Callable[[int, int], float]  # (step, steps) -> P(correct) of a completed answer
-    truncated: Callable[[int, int], float]  # (step, steps) -> per cent of samples truncated
+    truncated: Callable[[int, int], float] = lambda step, steps: _TRUNCATED  # per cent
 
 
 CURVES = {
-    "rise": Curve(_accuracy, lambda step, steps: _TRUNCATED),
-    "plateau": Curve(_plateau, lambda step, steps: _TRUNCATED),
-    "collapse": Curve(_collapse, _collapse_truncated),
+    "rise": Curve(_accuracy),
+    "plateau": Curve(_plateau),
+    "collapse": Curve(_collapse, _longer_answers),
 }
 RUNS = {"steady-rise": "rise", "plateau": "plateau", "collapse": "collapse"}  # name -> curve
 
@@ -392,19 +392,16 @@ def _status_weights(curve: Curve, step: int, steps: int) -> tuple[float, ...]:
     return (97 - truncated, truncated, *_STATUS_WEIGHTS[2:])
 
 
-def _planned_statuses(rng: random.Random, n: int, weights: Sequence[float]) -> Iterator[str]:
-    """Each status in its share of ``n`` to the nearest sample, in random order."""
-    bounds = [round(n * c / sum(weights)) for c in accumulate(weights)]
-    plan = [
-        s for s, a, b in zip(_STATUSES, [0, *bounds], bounds, strict=False) for _ in range(b - a)
-    ]
-    rng.shuffle(plan)
-    return iter(plan)
+def _clamp(p: float) -> float:
+    return min(1.0, max(0.0, p))
 
 
-def _solved(record: dict[str, Any]) -> float:
-    reward = record["reward"]
-    return (reward["acc"] if isinstance(reward, dict) else reward) or 0.0
+def _wobble(seed: int, step: int, completed: int) -> int:
+    """Step-to-step noise of a steady run, in answers: the difference of two draws, which
+    cancels over any stretch of steps (unlike white noise), so a flat curve reads as flat."""
+    spread = max(1, completed // 30)
+    a, b = (random.Random(f"{seed}:wobble:{s}").randint(0, spread) for s in (step, step - 1))
+    return a - b
 
 
 def _train_records(
@@ -420,42 +417,53 @@ def _train_records(
     n_groups = -(-samples // group_size)
     specials = {min(1, n_groups - 1): _zero_problem(rng), min(2, n_groups - 1): _UNLABELED}
     p, weights = curve.accuracy(step, steps), _status_weights(curve, step, steps)
-    # Steady draws: statuses in their exact shares, and each completed answer is correct while
-    # the step owes the curve one (error diffusion), so a step's mean reward is the curve's
-    # within about 1/samples, as in a large batch, rather than a small batch's noise of ~0.1.
+    fixed = {0: "aborted"} if step == 0 else {}
+    if step == steps - 1:
+        fixed.setdefault(samples - 1, "failed")
     # Every fourth group is all-solved or all-failed: equal rewards, no GRPO signal.
-    free = sum(1 for i in range(samples) if i // group_size % 4 != 2)
-    plan = _planned_statuses(rng, free, weights) if steady else None
-    owed = 0.0
+    saturated = [i // group_size % 4 == 2 for i in range(samples)]
+    # Steady draws: a step of 64 independent samples has a mean reward noisy by ~0.1, enough to
+    # hide any curve. So statuses come in their shares, and the step's completed answers hold
+    # as many correct ones as the curve says; each free answer is correct with the share of
+    # correct ones still owed (an urn): exact count, random places, as in a large batch.
+    owed, left = 0.0, 0
+    if steady:
+        bounds = [round(saturated.count(False) * c / sum(weights)) for c in accumulate(weights)]
+        plan = [s for s, (lo, hi) in zip(_STATUSES, pairwise([0, *bounds]), strict=True)
+                for _ in range(hi - lo)]  # fmt: skip
+        rng.shuffle(plan)
+        statuses = [fixed.get(i) or ("completed" if sat else plan.pop())
+                    for i, sat in enumerate(saturated)]  # fmt: skip
+        completed = [i for i, s in enumerate(statuses) if s == "completed"]
+        sat_groups = range(2, n_groups, 4)  # as many solved as the curve says, give or take one
+        solved = set(rng.sample(sat_groups, int(p * len(sat_groups) + rng.random())))
+        owed = round(p * len(completed)) + _wobble(seed, step, len(completed))
+        owed -= sum(saturated[i] and i // group_size in solved for i in completed)
+        left = sum(not saturated[i] for i in completed)
     records = []
     for g in range(n_groups):
         problem = specials.get(g) if step == 0 else None
         prompt = make_prompt(rng, STYLES[(g + step) % len(STYLES)], problem=problem)
-        saturated = g % 4 == 2
-        members = range(g * group_size, min(samples, (g + 1) * group_size))
-        group_p = (
-            float(rng.random() < p) if saturated else min(1.0, max(0.0, p + rng.uniform(-0.2, 0.2)))
-        )
-        if steady and saturated:
-            group_p = float(owed + p * len(members) >= len(members) / 2)
-        for i in members:
-            status = "completed" if saturated else None
-            response = None
-            if step == 0 and i == 0:
-                status, response = "aborted", ""
-            elif step == steps - 1 and i == samples - 1:
-                status = "failed"
+        if g % 4 == 2:
+            group_p = float(g in solved) if steady else float(rng.random() < p)
+        else:
+            group_p = _clamp(p + rng.uniform(-0.2, 0.2))
+        for i in range(g * group_size, min(samples, (g + 1) * group_size)):
+            status = (
+                statuses[i] if steady else fixed.get(i) or ("completed" if saturated[i] else None)
+            )
             if status is None:  # the draw make_sample would make, at the same place
-                status = next(plan, "completed") if plan else rng.choices(_STATUSES, weights)[0]
-            p_correct = group_p
-            if steady and status == "completed":
-                owed += p
-                p_correct = group_p if saturated else float(owed + group_p - p >= 0.5)
-            records.append(make_sample(
+                status = rng.choices(_STATUSES, weights)[0]
+            urn = steady and status == "completed" and not saturated[i]
+            record = make_sample(
                 rng, step=step, sample_index=i, group_index=g, prompt=prompt,
-                p_correct=p_correct, status=status, response=response,
-                multi_reward=step == steps // 2))  # fmt: skip
-            owed -= _solved(records[-1])
+                status=status, response="" if step == i == 0 else None,
+                p_correct=_clamp(owed / left) if urn else group_p,
+                multi_reward=step == steps // 2)  # fmt: skip
+            if urn:
+                reward, left = record["reward"], left - 1
+                owed -= reward["acc"] if isinstance(reward, dict) else reward
+            records.append(record)
     if step == min(1, steps - 1):
         records[min(3, samples - 1)]["reward"] = math.nan
     return records
@@ -469,7 +477,7 @@ def _eval_records(
     records = []
     # gsm8k and 中文数学 have one sample per prompt (group_index null); math500 has 4 per prompt.
     for dataset, per_prompt, shift in zip(EVAL_DATASETS, (0, 4, 0), (0.15, -0.1, 0.0), strict=True):
-        p = min(1.0, max(0.0, curve.accuracy(step, steps) + shift))
+        p = _clamp(curve.accuracy(step, steps) + shift)
         prompt = None
         for i in range(max(1, samples // 4)):
             if prompt is None or not per_prompt or i % per_prompt == 0:
@@ -478,10 +486,10 @@ def _eval_records(
                     rng, style, problem=_problem(rng, rng.choice(_BY_DATASET[dataset]))
                 )
             group = i // per_prompt if per_prompt else None
-            status = rng.choices(_STATUSES, weights)[0]  # the draw make_sample would make
             records.append(make_sample(
                 rng, step=step, sample_index=i, group_index=group, kind="eval", dataset=dataset,
-                prompt=prompt, p_correct=p, status=status, log_probs=False))  # fmt: skip
+                prompt=prompt, p_correct=p, status=rng.choices(_STATUSES, weights)[0],
+                log_probs=False))  # fmt: skip
     return records
 
 
@@ -609,7 +617,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m rollouts.demo", description="Write a deterministic demo Relax run."
     )
-    parser.add_argument("dest", type=Path, help="save dir; files go to DEST/rollout_result")
+    parser.add_argument(
+        "dest", type=Path, help="save dir (DEST/rollout_result); --runs: their parent"
+    )
     parser.add_argument("--steps", type=int, help="train steps (default 12, or 40 with --runs)")
     parser.add_argument("--samples", type=int, default=64, help="samples per step (default 64)")
     parser.add_argument("--seed", type=int, default=0)

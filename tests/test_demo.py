@@ -17,6 +17,9 @@ from typing import Any
 import pytest
 
 from rollouts import demo
+from rollouts.store import Catalog, trends
+from rollouts.store.catalog import find_runs
+from rollouts.store.stats import step_stats
 
 STEPS, EVAL_EVERY, SAMPLES, GROUP = 12, 4, 64, 8  # the write_demo defaults
 
@@ -385,3 +388,197 @@ def test_module_runs_as_a_script(tmp_path: Path) -> None:
     )  # fmt: skip
     assert str(tmp_path / "rollout_result") in done.stdout
     assert (tmp_path / "rollout_result" / "train" / "1.jsonl").is_file()
+
+
+# -- curves and the three demo runs ------------------------------------------------------------
+# Smaller than write_demo_runs' defaults to stay fast; still more steps than trends.WINDOW past
+# the plateau's early rise, and 48 samples keep the plateau within its 15 % range.
+RUN_STEPS, RUN_EVERY, RUN_SAMPLES = 24, 8, 48
+
+
+@pytest.fixture(scope="module")
+def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("runs")
+
+
+@pytest.fixture(scope="module")
+def runs(runs_root: Path) -> dict[str, Path]:
+    return demo.write_demo_runs(
+        runs_root, train_steps=RUN_STEPS, eval_every=RUN_EVERY, samples_per_step=RUN_SAMPLES
+    )
+
+
+def finite(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def train_stats(save: Path) -> list[dict[str, Any]]:
+    catalog = Catalog(save / "rollout_result")
+    stats = []
+    for f in catalog.steps("train"):
+        index = catalog.open_step("train", f.filename)
+        stats.append(step_stats(catalog.columns(index), index.invalid))
+    return stats
+
+
+@pytest.fixture(scope="module")
+def run_stats(runs: dict[str, Path]) -> dict[str, list[dict[str, Any]]]:
+    return {name: train_stats(save) for name, save in runs.items()}
+
+
+def read(stats: list[dict[str, Any]]) -> dict[str, Any]:
+    # A step without a numeric reward (the object-reward step) has a mean of None: left out.
+    return trends.reading(
+        [finite(st["reward"]["mean"]) for st in stats],
+        truncation=[finite(st["truncation_rate"]) for st in stats],
+        zero_signal=[finite(st["groups"]["zero_signal_share"]) for st in stats],
+    )
+
+
+def truncation_warned(reading: dict[str, Any]) -> bool:
+    return any(w.startswith("truncation rate is rising") for w in reading["warnings"])
+
+
+def test_write_demo_runs_writes_one_save_dir_per_run(runs_root: Path, runs: dict) -> None:
+    assert runs == {name: runs_root / name for name in ("steady-rise", "plateau", "collapse")}
+    assert find_runs(runs_root) == {name: save.resolve() for name, save in runs.items()}
+    for save in runs.values():
+        out = save / "rollout_result"
+        assert {p.name for p in save.iterdir()} == {"rollout_result"}
+        assert sorted(step_files(out / "train")) == list(range(RUN_STEPS))
+        assert sorted(step_files(out / "eval")) == list(range(0, RUN_STEPS, RUN_EVERY))
+        assert {"notes.jsonl", "20.pending.json"} <= {p.name for p in (out / "train").iterdir()}
+
+
+def test_steady_rise_reads_rising(run_stats: dict) -> None:
+    stats = run_stats["steady-rise"]
+    reading = read(stats)
+    assert reading["reading"] == "rising", reading
+    assert not truncation_warned(reading)
+    # The curve goes from 0.25 to 0.8 of the completed answers, and ~90 % complete.
+    first, last = stats[0]["reward"]["mean"], stats[-1]["reward"]["mean"]
+    assert first < 0.35 and last > 0.6
+
+
+def test_plateau_reads_plateau_after_an_early_rise(run_stats: dict) -> None:
+    stats = run_stats["plateau"]
+    reading = read(stats)
+    assert reading["reading"] == "plateau", reading
+    assert not truncation_warned(reading)
+    # 0.6 of the completed answers, and ~90 % complete; reached a quarter of the way in.
+    assert 0.5 < reading["numbers"]["level"] < 0.6
+    assert reading["numbers"]["noise"] > 0.5 / RUN_SAMPLES  # flat, but not a ruled line
+    means = [finite(st["reward"]["mean"]) for st in stats]
+    assert means[RUN_STEPS // 4] - means[0] > 0.2
+    assert abs(means[RUN_STEPS // 4] - reading["numbers"]["level"]) < 0.06
+
+
+def test_collapse_reads_not_rising_while_truncation_and_lengths_grow(run_stats: dict) -> None:
+    stats = run_stats["collapse"]
+    reading = read(stats)
+    assert reading["reading"] == "not rising", reading
+    assert reading["numbers"]["slope"] < 0
+    assert truncation_warned(reading), reading["warnings"]
+    means = [finite(st["reward"]["mean"]) for st in stats]
+    peak = max(range(RUN_STEPS), key=lambda i: -math.inf if math.isnan(means[i]) else means[i])
+    assert RUN_STEPS // 4 < peak < 3 * RUN_STEPS // 4  # up, then down
+    # Truncated share: 6 % of the free samples until half-way, then up to 70 % of them.
+    rates = [st["truncation_rate"] for st in stats]
+    assert rates[0] < 0.1 and rates[-1] > 0.45
+    assert max(rates[: RUN_STEPS // 2]) < 0.15
+    lengths = [st["response_length"]["mean"] for st in stats]
+    assert lengths[-1] > 3 * lengths[0]
+
+
+def test_collapse_truncated_samples_hit_the_length_limit(runs: dict) -> None:
+    truncated = 0
+    for line, rec in read_lines(runs["collapse"] / "rollout_result" / "train" / "23.jsonl"):
+        assert line == json.dumps(rec, ensure_ascii=False) + "\n"
+        assert list(rec) == [k for k in KEY_ORDER if k in rec]
+        assert len(rec["response_token_ids"]) == rec["response_length"]
+        if rec["status"] == "truncated":
+            truncated += 1
+            assert rec["response_length"] == demo.MAX_RESPONSE_LENGTH
+            assert not rec["response"].endswith(END_TOKENS)
+    assert truncated > RUN_SAMPLES / 2
+
+
+def test_eval_steps_follow_the_run_curve(runs: dict) -> None:
+    def truncated(name: str, step: int) -> int:
+        path = runs[name] / "rollout_result" / "eval" / f"{step}.jsonl"
+        return sum(rec["status"] == "truncated" for _, rec in read_lines(path))
+
+    last = max(range(0, RUN_STEPS, RUN_EVERY))
+    assert truncated("collapse", last) > truncated("collapse", 0) + 5
+    assert truncated("collapse", last) > truncated("plateau", last) + 5
+
+
+@pytest.mark.parametrize("name", ["steady-rise", "plateau", "collapse"])
+def test_every_run_keeps_the_documented_placements(runs: dict, name: str) -> None:
+    train_dir = runs[name] / "rollout_result" / "train"
+    steps = {s: [r for _, r in read_lines(p)] for s, p in step_files(train_dir).items()}
+    nans = [
+        (r["rollout_id"], r["sample_index"])
+        for recs in steps.values()
+        for r in recs
+        if isinstance(r["reward"], float) and math.isnan(r["reward"])
+    ]
+    assert nans == [(1, 3)]
+    for step, recs in steps.items():
+        scored = [r["reward"] for r in recs if r["reward"] is not None]
+        objects = [x for x in scored if isinstance(x, dict)]
+        assert len(objects) == (len(scored) if step == RUN_STEPS // 2 else 0)
+    first = steps[0][0]
+    assert (first["response"], first["status"], first["response_token_ids"]) == ("", "aborted", [])
+    labels = [r["label"] for r in steps[0]]
+    assert any(type(label) is int and label == 0 for label in labels) and "" in labels
+    assert steps[RUN_STEPS - 1][-1]["status"] == "failed"
+    assert steps[RUN_STEPS - 1][-1]["reward"] is None
+
+
+def test_curves_and_runs_are_deterministic(tmp_path: Path) -> None:
+    kwargs: dict[str, Any] = {"train_steps": 3, "eval_every": 2, "samples_per_step": 16, "seed": 5}
+    a = demo.write_demo_runs(tmp_path / "a", **kwargs)
+    demo.write_demo_runs(tmp_path / "b", **kwargs)
+    assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
+    assert tree_bytes(a["collapse"]) != tree_bytes(a["plateau"])
+    demo.write_demo_runs(tmp_path / "a", **kwargs)
+    assert tree_bytes(tmp_path / "a") == tree_bytes(tmp_path / "b")
+    # The default curve is the rise, and without steady draws it is the original demo.
+    rise = demo.write_demo(tmp_path / "rise", train_steps=3, samples_per_step=16, curve="rise")
+    plain = demo.write_demo(tmp_path / "plain", train_steps=3, samples_per_step=16)
+    assert tree_bytes(rise) == tree_bytes(plain)
+
+
+def test_write_demo_rejects_an_unknown_curve(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="curve"):
+        demo.write_demo(tmp_path, curve="sideways")
+    assert not (tmp_path / "rollout_result").exists()
+
+
+def test_main_runs_writes_the_three_runs_and_prints_one_line_each(
+    tmp_path: Path, capsys: Any
+) -> None:
+    args = ["--runs", "--steps", "3", "--samples", "8", "--seed", "2"]
+    assert demo.main([str(tmp_path / "cli"), *args]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3
+    for line, name in zip(lines, ("steady-rise", "plateau", "collapse"), strict=True):
+        assert name in line and str(tmp_path / "cli" / name) in line and line.endswith(" MB)")
+    demo.write_demo_runs(tmp_path / "api", train_steps=3, samples_per_step=8, seed=2)
+    assert tree_bytes(tmp_path / "cli") == tree_bytes(tmp_path / "api")
+
+
+def test_main_curve_writes_a_single_run_of_that_curve(tmp_path: Path) -> None:
+    args = ["--curve", "collapse", "--steady", "--steps", "4", "--samples", "16"]
+    assert demo.main([str(tmp_path / "cli"), *args]) == 0
+    api = demo.write_demo(
+        tmp_path / "api", train_steps=4, samples_per_step=16, curve="collapse", steady=True
+    )
+    assert tree_bytes(tmp_path / "cli" / "rollout_result") == tree_bytes(api)
+
+
+def test_main_refuses_runs_with_a_curve(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit):
+        demo.main([str(tmp_path), "--runs", "--curve", "plateau"])
+    assert not any(tmp_path.iterdir())
