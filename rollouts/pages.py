@@ -120,7 +120,8 @@ def _run_picker(request: HttpRequest) -> HttpResponse:
     """The run picker of a portal serving several runs (ROLLOUTS_DATA_DIRS), each with how its
     training reads so far (its first bucket's trends, indexed in the background)."""
     runs = [_run_summary(name, path) for name, path in conf.DATA_DIRS.items()]
-    context: dict[str, Any] = {"runs": runs}
+    # Until every reading is in, the page reloads itself every 2 s (a meta refresh: no script).
+    context: dict[str, Any] = {"runs": runs, "indexing": any("indexed" in run for run in runs)}
     if not runs:
         context["error"] = "No runs are configured (ROLLOUTS_DATA_DIRS)."
     return TemplateResponse(request, "rollouts/runs.html", context)

@@ -202,6 +202,17 @@ def test_cards_give_latest_delta_and_flag_a_drop_beyond_the_noise():
     assert "noise" in card["why"]
     rose = [*steady, P(12, 0.9)]  # a jump the good way is not abnormal
     assert not cards(rose)[0]["abnormal"]
+    # A steady climb of a neutral metric is not a jump, however large each step is.
+    climbing = [P(i, 0.5 + 0.01 * (i % 2)) for i in range(12)]
+    for point in climbing:
+        point.metrics["response_length_mean"] = 400.0 + 60 * point.step + 5 * (point.step % 2)
+    lengths = next(c for c in cards(climbing) if c["key"] == "response_length_mean")
+    # Steps 10 -> 11: 1000 -> 1065; the trend over the 10 steps before (1..10): 465 -> 1000.
+    assert lengths["delta"] == pytest.approx(65)
+    assert lengths["trend"] == pytest.approx((1000 - 465) / 9)
+    assert not lengths["abnormal"]
+    climbing[-1].metrics["response_length_mean"] += 200  # but a jump on top of it is
+    assert next(c for c in cards(climbing) if c["key"] == "response_length_mean")["abnormal"]
 
 
 def test_convergence_reads_the_mean_reward_curve():

@@ -301,7 +301,8 @@ def convergence(points: list[Point]) -> dict[str, Any]:
 
 def cards(points: list[Point]) -> list[dict[str, Any]]:
     """The metric cards: latest value, change since the previous step, a trend line, and a
-    highlight when the change goes the wrong way by more than the recent noise allows."""
+    highlight when the change departs from the recent trend, the wrong way, by more than
+    ABNORMAL_NOISE times the recent point-to-point noise (and the metric's floor)."""
     by_key = {m.key: m for m in METRICS}
     result = []
     for key in CARD_KEYS:
@@ -324,16 +325,21 @@ def cards(points: list[Point]) -> list[dict[str, Any]]:
             "abnormal": False,
             "why": None,
         }
-        recent = values[-11:-1]  # the noise of the steps before the latest one
+        recent = values[-11:-1]  # the trend and noise of the steps before the latest one
         if delta is not None and len(recent) >= 3:
+            # A jump is a change unlike the recent ones: a steady climb is the reading's
+            # business, not an alarm. Surprise = the change minus the recent mean change.
+            trend = (recent[-1] - recent[0]) / (len(recent) - 1)
+            surprise = delta - trend
             allowed = max(ABNORMAL_NOISE * noise(recent), metric.floor)
-            card["threshold"] = allowed
-            wrong_way = delta * metric.direction < 0 if metric.direction else True
-            if wrong_way and abs(delta) > allowed:
+            card.update(trend=trend, surprise=surprise, threshold=allowed)
+            wrong_way = surprise * metric.direction < 0 if metric.direction else True
+            if wrong_way and abs(surprise) > allowed:
                 card["abnormal"] = True
                 card["why"] = (
-                    f"changed by {delta:+.4g} since the previous step; more than "
-                    f"{ABNORMAL_NOISE:g} x its recent noise ({allowed:.4g})"
+                    f"changed by {delta:+.4g} since the previous step, {surprise:+.4g} against "
+                    f"its recent trend ({trend:+.4g} a step): more than {ABNORMAL_NOISE:g} x its "
+                    f"recent noise ({allowed:.4g})"
                 )
         result.append(card)
     return result
