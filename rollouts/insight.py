@@ -300,6 +300,7 @@ def api_trends(request: HttpRequest, subdir: str) -> HttpResponse:
     keys: dict[str, None] = {}
     for point in points:
         keys.update(dict.fromkeys(point.metrics))
+    statuses = [key for key in keys if key.startswith("status.")]
     return json_response(
         {
             "subdir": subdir,
@@ -310,7 +311,7 @@ def api_trends(request: HttpRequest, subdir: str) -> HttpResponse:
             "after": after,
             "step_url": step_url_maker(request, subdir)("{step}"),  # a step's name fills it
             "series": _series(keys),
-            "points": [_point_json(p) for p in points if p.step > after],
+            "points": [_point_json(p, statuses) for p in points if p.step > after],
             "cards": cards(points),
             "reading": convergence(points),
             "cursor": _cursor(points),
@@ -318,12 +319,16 @@ def api_trends(request: HttpRequest, subdir: str) -> HttpResponse:
     )
 
 
-def _point_json(point: Point) -> dict[str, Any]:
+def _point_json(point: Point, statuses: list[str]) -> dict[str, Any]:
+    """A point; a status the bucket has but this step lacks is a 0 % share, not a gap."""
+    metrics = point.metrics
+    if metrics.get("samples"):
+        metrics = {**dict.fromkeys(statuses, 0.0), **metrics}
     return {
         "step": point.step,
         "name": step_name(point.filename),
         "size_bytes": point.size_bytes,
-        "metrics": point.metrics,
+        "metrics": metrics,
     }
 
 

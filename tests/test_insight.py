@@ -179,6 +179,15 @@ def test_trends_json_has_points_series_cards_and_reading(client, write_step):
     assert later["reading"] == data["reading"]  # the reading always covers every step
 
 
+def test_a_status_a_step_lacks_is_a_zero_share_not_a_gap(client, write_step):
+    write_step("train", 0, [sample(0, status="truncated"), sample(1)])
+    write_step("train", 1, [sample(0), sample(1)])
+    write_step("train", 2, [])
+    points = trends(client)["points"]
+    assert [p["metrics"].get("status.truncated") for p in points] == [0.5, 0.0, None]
+    assert [p["metrics"].get("status.completed") for p in points] == [0.5, 1.0, None]
+
+
 def test_trends_of_an_eval_bucket_have_accuracy_per_dataset(client, write_step):
     write_step("eval", 0, [sample(0, reward=1.0, dataset="gsm8k"),
                            sample(1, reward=0.0, dataset="math")])  # fmt: skip

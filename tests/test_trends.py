@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
@@ -66,3 +67,15 @@ def test_rising_truncation_and_zero_signal_share_are_warned_about():
     assert reading([0.1, 0.2, 0.3], zero_signal=[0.1, 0.2, 0.4])["warnings"] == [
         "zero-signal group share is rising: 0.100 -> 0.400 over 3 steps"
     ]
+
+
+def test_a_long_run_is_read_over_its_last_tenth():
+    # 400 steps climbing 0.002 a step under noise of sd 0.03 (seeded): the last 10 steps look
+    # flat (their climb, 0.02, is within the noise); the last 40 (a tenth) show the climb.
+    rng = random.Random(0)
+    values = [0.1 + 0.002 * i + rng.gauss(0, 0.03) for i in range(400)]
+    result = reading(values)
+    assert result["thresholds"]["window"] == 40 and result["numbers"]["window_steps"] == 40
+    assert result["reading"] == "rising"
+    assert reading(values, window=10)["reading"] == "plateau"
+    assert reading(values[:50])["thresholds"]["window"] == 10

@@ -40,6 +40,7 @@ INDEX_PROCESSES = min(4, os.cpu_count() or 1)
 POOL_MIN_STEPS = 8
 _spawn = multiprocessing.get_context("spawn")
 SPARK_POINTS = 30  # steps drawn in a metric card's trend line
+RELATIVE_FLOOR = 0.02
 ABNORMAL_NOISE = 3.0  # a change beyond this many times the recent noise is highlighted
 
 
@@ -331,7 +332,11 @@ def cards(points: list[Point]) -> list[dict[str, Any]]:
             # business, not an alarm. Surprise = the change minus the recent mean change.
             trend = (recent[-1] - recent[0]) / (len(recent) - 1)
             surprise = delta - trend
-            allowed = max(ABNORMAL_NOISE * noise(recent), metric.floor)
+            # Floors: the metric's own, and 2 % of its level (a perfectly steady curve has
+            # no noise, and a neutral metric no floor of its own).
+            allowed = max(
+                ABNORMAL_NOISE * noise(recent), metric.floor, RELATIVE_FLOOR * abs(recent[-1])
+            )
             card.update(trend=trend, surprise=surprise, threshold=allowed)
             wrong_way = surprise * metric.direction < 0 if metric.direction else True
             if wrong_way and abs(surprise) > allowed:

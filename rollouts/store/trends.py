@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-WINDOW = 10  # recent steps read
+WINDOW = 10  # recent steps read, at least (a tenth of the steps on a long run)
 MIN_STEPS = 3  # fewer: warming up
 PLATEAU_CV = 0.15  # std / |mean| at most this
 PLATEAU_RANGE = 0.15  # (max - min) / |mean| at most this
@@ -46,10 +46,16 @@ def reading(
     rewards: Sequence[float],
     truncation: Sequence[float] = (),
     zero_signal: Sequence[float] = (),
-    window: int = WINDOW,
+    window: int | None = None,
 ) -> dict[str, Any]:
-    """The reading of per-step mean rewards (NaN steps left out), plus warnings."""
+    """The reading of per-step mean rewards (NaN steps left out), plus warnings.
+
+    The window is the last WINDOW steps, or the last tenth of a long run: ten steps of a
+    400-step run are too few to tell a slow climb from its noise.
+    """
     points = [v for v in rewards if math.isfinite(v)]
+    if window is None:
+        window = max(WINDOW, len(points) // 10)
     result: dict[str, Any] = {
         "disclaimer": DISCLAIMER,
         "thresholds": {
