@@ -10,6 +10,7 @@ starts `manage.py visualize` as a fresh process three times and measures what a 
 
 1. cold (empty disk cache): the trends JSON answers at once with its progress; when did the
    first progress answer come, what did it say at 1 s, and when were all steps indexed;
+   (the baseline: the same with RELAX_INDEX_PROCESSES=1, decoding on the server's thread);
 2. restart with the disk cache the first run filled: when are all steps there;
 3. polling an unchanged run (`api/jsonl/train/poll?after=N&size=S`), per request, against
    `api/cache/stats` (the cheapest endpoint) as the baseline in the same process.
@@ -137,6 +138,12 @@ def main() -> int:
               f"({total_bytes / 1e9:.2f} GB, {samples} samples a step), "
               f"ready in {time.perf_counter() - started:.1f} s")  # fmt: skip
         flags = ("--disk-cache", str(cache))
+        # Baseline: the same cold start decoding on the server's own thread only.
+        single = Path(tempfile.mkdtemp(prefix="bench-trends-cache-"))
+        in_process = {"RELAX_INDEX_PROCESSES": "1"}
+        with run_visualize(data_dir, "--disk-cache", str(single), env=in_process) as server:
+            baseline = watch_indexing(server, len(files))
+        shutil.rmtree(single, ignore_errors=True)
         with run_visualize(data_dir, *flags) as server:
             cold = watch_indexing(server, len(files))
         with run_visualize(data_dir, *flags) as server:
@@ -160,6 +167,10 @@ def main() -> int:
           f"{at_second(cold['progress'], 5)} of {len(files)}")  # fmt: skip
     print(line("all steps on the page", cold["full_s"], "s", TARGET_FULL_S))
     print(f"  reading                                      {cold['reading']}")
+    print(
+        f"  baseline: decoded on one thread, all steps   {baseline['full_s']:8.3f} s"
+        f"  (baseline / pool: {baseline['full_s'] / cold['full_s']:.2f})"
+    )
     print(f"restart, disk cache of {len(entries)} entries ({cache_mb:.1f} MB):")
     print(line("all steps on the page", warm["full_s"], "s", TARGET_RESTART_S))
     print(

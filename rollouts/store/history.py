@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger("rollouts.store")
 
 # Decoding many steps runs on this many processes (spawned, never forked from a threaded
-# server); fewer steps than POOL_MIN_STEPS are decoded on the history's own thread.
-INDEX_PROCESSES = min(4, os.cpu_count() or 1)
+# server; RELAX_INDEX_PROCESSES=1 keeps it in-process); fewer steps than POOL_MIN_STEPS are
+# decoded on the history's own thread.
+INDEX_PROCESSES = int(os.environ.get("RELAX_INDEX_PROCESSES") or min(4, os.cpu_count() or 1))
 POOL_MIN_STEPS = 8
 _spawn = multiprocessing.get_context("spawn")
 SPARK_POINTS = 30  # steps drawn in a metric card's trend line
