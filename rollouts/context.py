@@ -169,7 +169,11 @@ def steps_context(
         "run": run,
         "runs_url": reverse("rollouts:runs") if run is not None else None,
         "buckets": [
-            {"name": name, "url": app_url(request, "bucket", bucket=name)}
+            {
+                "name": name,
+                "url": app_url(request, "bucket", bucket=name),
+                "trends_url": app_url(request, "trends", bucket=name),
+            }
             for name in catalog.buckets()
         ],
         "bucket": bucket,

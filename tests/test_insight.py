@@ -276,3 +276,13 @@ def test_sample_pages_summarise_their_step_and_link_its_statistics(client, step)
     assert f"{truncated:.1f} % truncated" in summary
     assert "50.0 % of 4 groups without signal" in summary
     assert f'href="{PREFIX}/train/3/stats/">statistics</a>' in p.html
+
+
+def test_bucket_tabs_of_the_trends_page_lead_to_each_buckets_trends(client, write_step):
+    write_step("train", 0, [sample(0)])
+    write_step("eval", 0, [sample(0, dataset="gsm8k")])
+    p = page(client, "/train/trends/")
+    tabs = re.findall(r'<a class="rv-bucket" href="([^"]+)"[^>]*>(train|eval)</a>', p.html)
+    assert tabs == [(f"{PREFIX}/train/trends/", "train"), (f"{PREFIX}/eval/trends/", "eval")]
+    samples = page(client, "/train/0/")
+    assert f'<a class="rv-bucket" href="{PREFIX}/eval/"' in samples.html

@@ -18,21 +18,13 @@
   var watching = true; // false once the shown step is gone: the bucket is still polled
   var stopped = false; // the page is leaving: no more polls
 
-  // -- storage (the same JSON-in-localStorage shape as viewer.js) -------------------------
+  // -- storage: viewer.js's (JSON in localStorage; a page without it remembers nothing) --
   function load(key, fallback) {
-    try {
-      var value = localStorage.getItem(key);
-      return value === null ? fallback : JSON.parse(value);
-    } catch (e) {
-      return fallback;
-    }
+    return window.rvStorage ? window.rvStorage.load(key, fallback) : fallback;
   }
   function store(key, value) {
-    try {
-      localStorage.setItem(key, JSON.stringify(value));
-    } catch (e) {
-      // Private mode or storage disabled: the choice lasts for this page only.
-    }
+    if (window.rvStorage) window.rvStorage.store(key, value);
+  }
   }
 
   // -- the step selector -----------------------------------------------------------------

@@ -504,8 +504,8 @@
       history.replaceState(history.state, "", url); // a reload or a shared link keeps the curve
       if (state.points.length) renderChart();
     });
-    var slider = byId("rv-smoothing"), stored = NaN;
-    try { stored = parseFloat(localStorage.getItem(SMOOTHING_KEY)); } catch (e) { /* disabled */ }
+    var slider = byId("rv-smoothing");
+    var stored = window.rvStorage ? window.rvStorage.load(SMOOTHING_KEY, NaN) : NaN;
     if (stored >= 0 && stored <= 0.99) slider.value = stored;
     function setSmoothing() {
       state.smoothing = parseFloat(slider.value);
@@ -514,7 +514,7 @@
     }
     setSmoothing();
     slider.addEventListener("input", function () {
-      try { localStorage.setItem(SMOOTHING_KEY, slider.value); } catch (e) { /* private mode */ }
+      if (window.rvStorage) window.rvStorage.store(SMOOTHING_KEY, parseFloat(slider.value));
       setSmoothing();
     });
   }

@@ -32,6 +32,8 @@
       // Private mode or storage disabled: the choice lasts for this page only.
     }
   }
+  // Shared with live.js and trends.js, which load after this script (all are deferred).
+  window.rvStorage = { load: load, store: store };
 
   // -- theme -----------------------------------------------------------------------------
   var systemDark = window.matchMedia ? matchMedia("(prefers-color-scheme: dark)") : null;
