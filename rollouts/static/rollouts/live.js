@@ -25,7 +25,6 @@
   function store(key, value) {
     if (window.rvStorage) window.rvStorage.store(key, value);
   }
-  }
 
   // -- the step selector -----------------------------------------------------------------
   function stepSelect() {
