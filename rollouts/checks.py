@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.checks import Tags, Warning, register
 
 from .conf import conf
+from .store.diskcache import DiskCache
 
 
 @register(Tags.compatibility)
@@ -27,6 +28,18 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
     for setting, path in named:
         if not path.is_dir():
             warnings.append(Warning(f"{setting} {path} is not a directory.", id="rollouts.W001"))
+    disk = conf.DISK_CACHE
+    for setting, path in named:
+        if disk is not None and path.is_dir() and DiskCache(disk).refuses(path):
+            warnings.append(
+                Warning(
+                    f"ROLLOUTS_DISK_CACHE {disk} is inside {setting}; the data directory is "
+                    "never written, so the disk cache is off for it.",
+                    hint="Point ROLLOUTS_DISK_CACHE somewhere else (the default is the user's "
+                    "cache directory).",
+                    id="rollouts.W003",
+                )
+            )
     backend = settings.CACHES.get(conf.CACHE_ALIAS, {}).get("BACKEND", "")
     if backend != "rollouts.cache.ByteLimitedCache":
         warnings.append(

@@ -41,3 +41,13 @@ def test_several_runs_need_no_single_data_dir_but_each_must_exist(settings, data
     warnings = check_settings()
     assert [w.id for w in warnings] == ["rollouts.W001"]
     assert "ROLLOUTS_DATA_DIRS['b']" in warnings[0].msg
+
+
+def test_a_disk_cache_inside_a_data_dir_warns(settings, data_dir, tmp_path):
+    settings.ROLLOUTS_DATA_DIR = str(data_dir)
+    settings.ROLLOUTS_DISK_CACHE = str(data_dir / "cache")
+    assert ids(settings) == ["rollouts.W003"]
+    settings.ROLLOUTS_DISK_CACHE = str(tmp_path / "elsewhere")
+    assert ids(settings) == []
+    settings.ROLLOUTS_DISK_CACHE = ""  # off
+    assert ids(settings) == []
