@@ -128,11 +128,7 @@ def _run_picker(request: HttpRequest) -> HttpResponse:
 
 
 def _run_summary(name: str, path: Path) -> dict[str, Any]:
-    run: dict[str, Any] = {
-        "name": name,
-        "dir": path.name,
-        "url": reverse("rollouts:run:index", kwargs={"run": name}),
-    }
+    run: dict[str, Any] = {"name": name, "url": reverse("rollouts:run:index", kwargs={"run": name})}
     try:
         catalog = catalog_of(path)
         bucket = catalog.buckets()[0]
