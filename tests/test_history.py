@@ -284,3 +284,15 @@ def test_find_runs_lists_run_folders_but_not_a_run_itself(tmp_path):
     assert list(runs) == ["a-run", "b-run", "flat"]
     assert find_runs(tmp_path / "runs" / "a-run") == {}
     assert find_runs(tmp_path / "runs" / "a-run" / "rollout_result") == {}
+
+
+def test_an_unwritable_disk_cache_costs_nothing_but_one_warning(write_step, tmp_path, caplog):
+    for step in range(3):
+        write_step("train", step, step_lines([1.0, 0.0]))
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory should be")
+    with caplog.at_level("WARNING", logger="rollouts.store"):
+        _, snapshot = history_of(tmp_path / "data", DiskCache(blocker / "cache"))
+    assert snapshot.done and len(snapshot.points) == 3 and snapshot.failed == {}
+    warnings = [r for r in caplog.records if "cannot be written" in r.getMessage()]
+    assert len(warnings) == 1

@@ -29,9 +29,17 @@ FORMAT_VERSION = 1
 APP_DIR_NAME = "relax-rollout-viewer"
 
 
-def default_directory() -> Path:
-    """`$XDG_CACHE_HOME/relax-rollout-viewer`, or `~/.cache/relax-rollout-viewer`."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+_unwritable: set[str] = set()
+
+
+def default_directory() -> Path | None:
+    """`$XDG_CACHE_HOME/relax-rollout-viewer/steps`, or under `~/.cache`; None without a home."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:  # no HOME and no passwd entry (some containers)
+            return None
     return Path(base) / APP_DIR_NAME / "steps"
 
 
@@ -155,7 +163,13 @@ class DiskCache:
                 Path(tmp).unlink(missing_ok=True)
                 raise
         except OSError as exc:
-            logger.warning("could not write the disk cache entry for %s: %s", path.name, exc)
+            if str(self.directory) not in _unwritable:  # once per directory and process
+                _unwritable.add(str(self.directory))
+                logger.warning(
+                    "the disk cache %s cannot be written (%s); statistics are kept in memory only",
+                    self.directory,
+                    exc,
+                )
 
 
 def _key(identity: FileIdentity) -> tuple[int, int, int, int]:
