@@ -26,7 +26,7 @@ from .render import compile_mask
 from .store import NotFound, StepIndex, ValueRange
 from .store.columns import Columns
 from .store.history import METRICS, Point, cards, convergence
-from .store.stats import TRUNCATED, group_rows, group_table
+from .store.stats import TRUNCATED, group_rows, group_summary, group_table
 
 CHART_WIDTH, CHART_HEIGHT = 600, 160  # SVG user units; the chart scales to its box
 SCATTER_MAX_POINTS = 2000  # beyond this, every k-th sample is drawn (and the page says so)
@@ -210,8 +210,7 @@ def group_page(request: HttpRequest, bucket: str, step: str, group: int) -> Http
                 "response": next((s for s in presented.texts if s.name == "response"), None),
             }
         )
-    rewards = [columns.numeric["reward"][r] for r in rows] if "reward" in columns.numeric else []
-    finite = [v for v in rewards if math.isfinite(v)]
+    summary = group_summary(columns, group, rows)
     context.update(
         {
             "page": "group",
@@ -220,8 +219,8 @@ def group_page(request: HttpRequest, bucket: str, step: str, group: int) -> Http
             "samples": len(rows),
             "cut": len(rows) > GROUP_MAX_SAMPLES,
             "prompt_section": prompt,
-            "zero_signal": len(set(finite)) == 1 if finite else None,
-            "mean_reward": format_number(math.fsum(finite) / len(finite)) if finite else None,
+            "zero_signal": summary["zero_signal"],
+            "mean_reward": format_number(summary["mean"]) if summary["n"] else None,
             "step_link": step_url(request, bucket, step),
             "stats_url": app_url(request, "step-stats", bucket=bucket, step=step),
             "json_url": app_url(
@@ -247,12 +246,11 @@ def api_group(request: HttpRequest, subdir: str, filename: str, group: int) -> H
     rows = group_rows(columns, index.invalid).get(group)
     if not rows:
         raise NotFound(f"{filename} has no group {group}")
-    table = next(t for t in group_table(columns, index.invalid) if t["group"] == group)
     return json_response(
         {
             "subdir": subdir,
             "filename": filename,
-            **table,
+            **group_summary(columns, group, rows),
             "members": [
                 {
                     "position": r,

@@ -15,13 +15,16 @@ import threading
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .columns import Columns
 from .diskcache import DiskCache
 from .errors import NotFound, StoreError
 from .index import StepIndex, ValueRange
 from .stats import step_stats
+
+if TYPE_CHECKING:
+    from .history import History
 
 logger = logging.getLogger("rollouts.store")
 
@@ -218,7 +221,7 @@ class Catalog:
                 self.disk.save(index.path, index.identity, columns, index.invalid, stats)
         return stats
 
-    def history(self, bucket: str):
+    def history(self, bucket: str) -> History:
         """The bucket's per-step statistics, indexed in the background (`history.History`)."""
         from .history import History  # history builds on the catalog
 

@@ -154,22 +154,22 @@ def group_rows(columns: Columns, invalid: Collection[int]) -> dict[int, list[int
 
 def group_table(columns: Columns, invalid: Collection[int]) -> list[dict[str, Any]]:
     """One row per group: its size, reward summary, and whether its rewards carry a signal."""
+    return [
+        group_summary(columns, group, rows) for group, rows in group_rows(columns, invalid).items()
+    ]
+
+
+def group_summary(columns: Columns, group: int, rows: Sequence[int]) -> dict[str, Any]:
+    """A group's row of the table: `zero_signal` is None when no sample has a finite reward."""
     reward = columns.numeric.get("reward")
-    table = []
-    for group, rows in group_rows(columns, invalid).items():
-        values = [reward[r] for r in rows] if reward is not None else []
-        finite = [v for v in values if math.isfinite(v)]
-        summary = summarize(finite)
-        table.append(
-            {
-                "group": group,
-                "samples": len(rows),
-                **asdict(summary),
-                "zero_signal": len(set(finite)) == 1 if finite else None,
-                "success": any(v > SUCCESS_ABOVE for v in finite),
-            }
-        )
-    return table
+    finite = [v for v in (reward[r] for r in rows) if math.isfinite(v)] if reward else []
+    return {
+        "group": group,
+        "samples": len(rows),
+        **asdict(summarize(finite)),
+        "zero_signal": len(set(finite)) == 1 if finite else None,
+        "success": any(v > SUCCESS_ABOVE for v in finite),
+    }
 
 
 def _category_counts(columns: Columns, name: str, rows: Iterable[int]) -> dict[str, int]:
