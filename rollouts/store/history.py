@@ -240,17 +240,16 @@ class History:
             try:
                 with ProcessPoolExecutor(INDEX_PROCESSES, mp_context=_spawn) as pool:
                     futures = {
-                        pool.submit(
-                            decode_step, str(path), f"{self.bucket}/{step.filename}", disk
-                        ): (step)
-                        for step, path in paths
+                        pool.submit(decode_step, str(p), f"{self.bucket}/{s.filename}", disk): s
+                        for s, p in paths
                     }
                     for future in as_completed(futures):
                         self._take(futures[future], future)
                 return
             except (OSError, BrokenProcessPool) as exc:  # no processes here: decode in-thread
                 logger.warning("indexing in this process (%s)", exc)
-                paths = [(s, p) for s, p in paths if s.filename not in self._points]
+                with self._lock:
+                    paths = [(s, p) for s, p in paths if s.filename not in self._points]
         for step, path in paths:
             self._attempt(
                 step,
