@@ -296,3 +296,17 @@ def test_an_unwritable_disk_cache_costs_nothing_but_one_warning(write_step, tmp_
     assert snapshot.done and len(snapshot.points) == 3 and snapshot.failed == {}
     warnings = [r for r in caplog.records if "cannot be written" in r.getMessage()]
     assert len(warnings) == 1
+
+
+def test_without_processes_many_steps_are_decoded_in_the_thread(write_step, tmp_path, monkeypatch):
+    count = history.POOL_MIN_STEPS + 1
+    for step in range(count):
+        write_step("train", step, step_lines([1.0, float(step % 2)]))
+
+    def no_processes(*args, **kwargs):  # a sandbox that forbids new processes
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(history, "ProcessPoolExecutor", no_processes)
+    _, snapshot = history_of(tmp_path / "data")
+    assert snapshot.done and snapshot.failed == {}
+    assert series(snapshot.points, "reward_mean") == [0.5 + 0.5 * (s % 2) for s in range(count)]
