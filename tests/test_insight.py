@@ -264,6 +264,7 @@ def test_run_picker_shows_each_runs_reading(client, settings, tmp_path):
             break
         time.sleep(0.05)
     assert readings == {"up": "rising", "down": "not rising"}
+    assert 'http-equiv="refresh"' not in p.html  # it refreshes itself only while indexing
     assert f'href="{PREFIX}/runs/up/train/trends/"' in p.html
 
 
