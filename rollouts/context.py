@@ -287,7 +287,7 @@ def sample_context(
     except UnreadableLine as exc:
         return _unreadable(context, index, query, exc.line, exc.reason)
     decoded = record.decoded
-    values = {key: decoded.value(key) for key in decoded.field_names()}
+    values = decoded.values()
     context["line"] = record.line
     context["warnings"] = decoded.warnings
     context["sample"] = present_sample(values, compile_mask(conf.MASK_STR))

@@ -195,8 +195,14 @@ def group_page(request: HttpRequest, bucket: str, step: str, group: int) -> Http
     for position in rows[:GROUP_MAX_SAMPLES]:
         sample = index.read(position)
         decoded = sample.decoded
-        values = {key: decoded.value(key) for key in decoded.field_names()}
+        values = decoded.values()
         presented = present_sample(values, mask)
+        shown = {row.name: row.display for row in presented.info}  # as the Sample Info card
+        parts = [
+            f"{name.removeprefix('reward.')} {display}"
+            for name, display in shown.items()
+            if name.startswith("reward.")  # an object reward, by component
+        ]
         if prompt is None:
             prompt = next((s for s in presented.texts if s.name == "prompt"), None)
         members.append(
@@ -204,9 +210,9 @@ def group_page(request: HttpRequest, bucket: str, step: str, group: int) -> Http
                 "position": position,
                 "line": sample.line,
                 "url": sample_url(request, bucket, step, position),
-                "reward": _display(values.get("reward")),
+                "reward": shown.get("reward") or ", ".join(parts) or None,
                 "status": values.get("status"),
-                "response_length": _display(values.get("response_length")),
+                "response_length": shown.get("response_length"),
                 "response": next((s for s in presented.texts if s.name == "response"), None),
             }
         )
@@ -229,12 +235,6 @@ def group_page(request: HttpRequest, bucket: str, step: str, group: int) -> Http
         }
     )
     return TemplateResponse(request, "rollouts/group.html", context)
-
-
-def _display(value: Any) -> str | None:
-    if value is None:
-        return None
-    return format_number(value) if isinstance(value, int | float) else str(value)
 
 
 @api_view("GET", "HEAD")

@@ -287,3 +287,11 @@ def test_bucket_tabs_of_the_trends_page_lead_to_each_buckets_trends(client, writ
     assert tabs == [(f"{PREFIX}/train/trends/", "train"), (f"{PREFIX}/eval/trends/", "eval")]
     samples = page(client, "/train/0/")
     assert f'<a class="rv-bucket" href="{PREFIX}/eval/"' in samples.html
+
+
+def test_group_page_shows_an_object_reward_by_component(client, write_step):
+    write_step("train", 0, [sample(0, reward={"acc": 1.0, "format": 0.5}, group_index=2),
+                            sample(1, reward=None, group_index=2)])  # fmt: skip
+    p = page(client, "/train/0/group/2/")
+    shown = re.findall(r'data-field="reward">reward ([^<]+)</span>', p.html)
+    assert shown == ["acc 1.0000, format 0.5000", "null"]

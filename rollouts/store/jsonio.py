@@ -43,6 +43,10 @@ class DecodedLine:
             return None if raw is None else _value_decoder.decode(raw)
         return self.obj.get(key)
 
+    def values(self) -> dict[str, Any]:
+        """Every top-level value, decoded (a whole sample: only for the one being shown)."""
+        return {key: self.value(key) for key in self.field_names()}
+
     def raw_value(self, key: str) -> bytes | None:
         """The value's JSON text, when cheap to get (strict lines only)."""
         if self.strict:

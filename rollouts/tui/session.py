@@ -240,7 +240,7 @@ class Session:
             raise StoreError(self.empty_message())
         sample = self.index.read(position)
         decoded = sample.decoded
-        return sample.line, {key: decoded.value(key) for key in decoded.field_names()}
+        return sample.line, decoded.values()
 
     def empty_message(self) -> str:
         name = f"step {self.step.step}" if self.step else "this step"
