@@ -1,16 +1,12 @@
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-
-def relax_line(record: Any) -> str:
-    """One line exactly as the Relax writer writes it (bare NaN allowed, raw non-ASCII)."""
-    return json.dumps(record, ensure_ascii=False) + "\n"
+from tests.support.data import relax_line
 
 
 @pytest.fixture
@@ -40,19 +36,3 @@ def data_dir(tmp_path: Path) -> Path:
     path = tmp_path / "data"
     path.mkdir(exist_ok=True)
     return path
-
-
-def sample(i: int, **extra: Any) -> dict[str, Any]:
-    """A small first-generation record."""
-    return {
-        "rollout_id": 0,
-        "sample_index": i,
-        "prompt": f"<|im_start|>user\nquestion {i}<|im_end|>\n<|im_start|>assistant\n",
-        "response": f"answer {i}",
-        "reward": float(i % 2),
-        "response_length": 10 + i,
-        "total_length": 30 + i,
-        "status": "completed",
-        "group_index": i // 2,
-        **extra,
-    }

@@ -1,6 +1,6 @@
 """An example host portal that mounts the viewer, as a real site would: auth, sessions, SQLite.
 
-The end-to-end tests in tests/test_portal.py run it under gunicorn. Only what a host must add
+The end-to-end tests in tests/e2e/test_portal.py run it under gunicorn. Only what a host must add
 for the viewer is marked "rollouts:"; everything else is an ordinary small Django site.
 """
 

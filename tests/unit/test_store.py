@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rollouts.store import BadRequest, Catalog, NotFound, UnreadableLine
-from tests.conftest import sample
+from tests.support.data import sample
 
 
 def open_step(data_dir: Path, bucket: str, filename: str):

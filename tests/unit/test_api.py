@@ -9,7 +9,7 @@ import pytest
 from django.core.cache import caches
 from django.urls import reverse
 
-from tests.conftest import sample
+from tests.support.data import sample
 
 PREFIX = "/portal/rollouts"
 

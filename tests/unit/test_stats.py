@@ -9,7 +9,7 @@ import pytest
 
 from rollouts.store import Catalog
 from rollouts.store.stats import group_stats, histogram, percentile, step_stats, summarize
-from tests.conftest import sample
+from tests.support.data import sample
 
 
 def stats_of(write_step, lines) -> dict:

@@ -18,26 +18,23 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .browser import (  # noqa: F401 (the *_fixture names are pytest fixtures)
+from tests.support.browser import (
     SETTLE_MS,
     Tab,
     blur,
-    browser_fixture,
     mark_document,
-    playwright_driver_fixture,
     position_text,
     press_and_expect,
     same_document,
     save_screenshot,
     shown,
-    tab_fixture,
     url_path,
     url_query,
     walk_positions,
     write_step_file,
 )
-from .conftest import sample
-from .servers import ServerProcess, free_port, request, run_visualize
+from tests.support.data import sample
+from tests.support.servers import ServerProcess, free_port, request, run_visualize
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 

@@ -39,7 +39,7 @@ import rollouts.tui
 from rollouts.conf import DEFAULT_MASK_STR
 from rollouts.tui.app import PROGRESS_INTERVAL, RolloutsApp
 from rollouts.tui.session import Session
-from tests.conftest import sample
+from tests.support.data import sample
 
 pytestmark = pytest.mark.tui
 

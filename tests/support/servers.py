@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 30.0  # seconds until the API must answer
 # The viewers we start keep their disk cache here (their default, under XDG_CACHE_HOME), never

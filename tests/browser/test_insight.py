@@ -8,21 +8,18 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import expect
 
-from .browser import (  # noqa: F401 (the *_fixture names are pytest fixtures)
+from tests.support.browser import (
     Tab,
-    browser_fixture,
-    playwright_driver_fixture,
     position_text,
     save_screenshot,
     shown,
-    tab_fixture,
     url_path,
     url_query,
     walk_positions,
     write_step_file,
 )
-from .conftest import sample
-from .servers import ServerProcess, run_visualize
+from tests.support.data import sample
+from tests.support.servers import ServerProcess, run_visualize
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 

@@ -21,18 +21,14 @@ from playwright.sync_api import Locator, Page, expect
 
 from rollouts.store.history import ABNORMAL_NOISE, METRICS
 from rollouts.store.trends import MIN_STEPS, PLATEAU_CV, PLATEAU_RANGE, WINDOW, noise
-
-from .browser import (  # noqa: F401 (the *_fixture names are pytest fixtures)
+from tests.support.browser import (
     Tab,
-    browser_fixture,
     mark_document,
-    playwright_driver_fixture,
     same_document,
-    tab_fixture,
     write_step_file,
 )
-from .conftest import relax_line
-from .servers import ServerProcess, run_visualize
+from tests.support.data import relax_line
+from tests.support.servers import ServerProcess, run_visualize
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from rollouts.demo import write_demo
-
-from .servers import REPO_ROOT, child_env, request, run_visualize
+from tests.support.servers import REPO_ROOT, child_env, request, run_visualize
 
 pytestmark = pytest.mark.e2e
 

@@ -381,7 +381,7 @@ def test_main_writes_the_demo_and_prints_where(tmp_path: Path, capsys: Any) -> N
 
 
 def test_module_runs_as_a_script(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     done = subprocess.run(
         [sys.executable, "-m", "rollouts.demo", str(tmp_path), "--steps", "2", "--samples", "8"],
         cwd=root, capture_output=True, text=True, check=True,

@@ -10,7 +10,7 @@ from django.core.cache import caches
 from django.test import RequestFactory
 
 from rollouts import access, pages
-from tests.conftest import sample
+from tests.support.data import sample
 
 PREFIX = "/portal/rollouts"
 
@@ -63,7 +63,7 @@ def test_denied_api_request_is_a_json_403(client, settings, path):
 
 
 def test_the_check_can_be_named_by_its_dotted_path(client, settings):
-    settings.ROLLOUTS_ACCESS = "tests.test_access.allow_with_header"
+    settings.ROLLOUTS_ACCESS = "tests.unit.test_access.allow_with_header"
     assert client.get(PREFIX + "/api/jsonl/subdirs").status_code == 403
     assert client.get(PREFIX + "/api/jsonl/subdirs", headers={"X-Team": "rl"}).status_code == 200
     assert client.get(PREFIX + "/train/0/", headers={"X-Team": "rl"}).status_code == 200

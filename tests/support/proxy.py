@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from .servers import LOOPBACK, REPO_ROOT, child_env, free_port, process_group_members
+from tests.support.servers import LOOPBACK, REPO_ROOT, child_env, free_port, process_group_members
 
 PREFIX = "/absproxy/8080"  # the proxy's path, whatever port nginx really listens on
 GUNICORN_CONFIG = "relax_site/gunicorn.conf.py"

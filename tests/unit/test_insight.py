@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from django.core.cache import caches
 
-from tests.conftest import relax_line, sample
-from tests.test_pages import PREFIX, page
+from tests.support.data import relax_line, sample
+from tests.support.pages import PREFIX, page
 
 HOSTILE = "<script>window.__xss=1</script>"
 

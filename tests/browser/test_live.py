@@ -16,20 +16,17 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from .browser import (  # noqa: F401 (the *_fixture names are pytest fixtures)
+from tests.support.browser import (
     SETTLE_MS,
     Tab,
-    browser_fixture,
     mark_document,
-    playwright_driver_fixture,
     position_text,
     same_document,
-    tab_fixture,
     url_path,
     write_step_file,
 )
-from .conftest import relax_line, sample
-from .servers import ServerProcess, run_visualize
+from tests.support.data import relax_line, sample
+from tests.support.servers import ServerProcess, run_visualize
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 

@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 
 from rollouts.demo import write_demo
-
-from .proxy import (
+from tests.support.proxy import (
     LOCATIONS,
     PREFIX,
     Proxy,
@@ -35,7 +34,7 @@ from .proxy import (
     start_nginx,
     stopping,
 )
-from .servers import REPO_ROOT, loads_strict, process_group_members
+from tests.support.servers import REPO_ROOT, loads_strict, process_group_members
 
 pytestmark = pytest.mark.e2e
 

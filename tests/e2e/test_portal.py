@@ -21,8 +21,7 @@ import pytest
 
 from rollouts.access import DENIED_MESSAGE
 from rollouts.demo import write_demo
-
-from .servers import REPO_ROOT, child_env, free_port
+from tests.support.servers import REPO_ROOT, child_env, free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -1,6 +1,6 @@
 """Headless Chromium for the browser tests, and the small helpers they share.
 
-Import the fixtures explicitly in a test module (`from .browser import browser_fixture, ...`): no
+tests/browser/conftest.py registers the fixtures for the browser tests alone: no
 pytest plugin, so the unit tests never start a browser. The browser is the system's Chromium
 (`RELAX_CHROMIUM`, else `chromium` on PATH), never one Playwright downloads. Without it the
 browser tests are skipped, except on CI (`CI=true`), where a missing browser is a failure.
@@ -34,8 +34,8 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from .conftest import relax_line
-from .servers import REPO_ROOT
+from tests.support.data import relax_line
+from tests.support.servers import REPO_ROOT
 
 CHROMIUM_ARGS = [
     "--no-sandbox",  # containers and CI runners rarely allow the setuid/user-namespace sandbox

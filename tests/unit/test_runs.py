@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.cache import caches
 
-from tests.conftest import relax_line, sample
+from tests.support.data import relax_line, sample
 
 PREFIX = "/portal/rollouts"
 

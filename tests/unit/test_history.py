@@ -14,7 +14,7 @@ from rollouts.store import BadRequest, Catalog, StepIndex, ValueRange, find_runs
 from rollouts.store.diskcache import DiskCache, default_directory
 from rollouts.store.history import cards, convergence, metrics_of, series
 from rollouts.store.stats import group_rows, group_table, step_stats
-from tests.conftest import sample
+from tests.support.data import sample
 
 
 def step_lines(rewards: list[float], truncated: int = 0) -> list[dict]:

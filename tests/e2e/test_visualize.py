@@ -29,8 +29,7 @@ import pytest
 
 from rollouts import tui
 from rollouts.demo import write_demo
-
-from .servers import (
+from tests.support.servers import (
     REPO_ROOT,
     ServerProcess,
     child_env,

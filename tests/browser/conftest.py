@@ -1,0 +1,5 @@
+"""The browser fixtures, for the tests in this directory only: no other tier starts a browser."""
+
+from tests.support.browser import browser_fixture, playwright_driver_fixture, tab_fixture
+
+__all__ = ["browser_fixture", "playwright_driver_fixture", "tab_fixture"]
