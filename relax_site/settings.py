@@ -8,6 +8,8 @@ RELAX_CACHE_MEMORY_MB   byte budget of the index cache in MB (default 4096)
 RELAX_CACHE_ENTRIES     most step indexes kept at once (default 20)
 RELAX_MASK_STR          regex of pad tokens collapsed when shown
 RELAX_DISK_CACHE        directory of the per-step disk cache ("off": none; default: user cache dir)
+RELAX_POLL_MS           milliseconds between an open page's polls for new steps (default 3000)
+RELAX_INDEX_PROCESSES   processes that decode a bucket's steps for its trends (default: CPUs, <= 4)
 RELAX_SECRET_KEY        only needed for stable CSRF/signing across restarts (random otherwise)
 RELAX_DEBUG             "1" for Django's debug pages (never in production)
 """
@@ -95,6 +97,10 @@ ROLLOUTS_MASK_STR = os.environ.get("RELAX_MASK_STR", DEFAULT_MASK_STR)
 # Unset: the user's cache directory; "off" (or ""): no disk cache.
 _disk_cache = os.environ.get("RELAX_DISK_CACHE")
 ROLLOUTS_DISK_CACHE = None if _disk_cache is None else ("" if _disk_cache == "off" else _disk_cache)
+
+# Read (and checked) by rollouts.conf: a bad value warns at start-up and uses the default.
+ROLLOUTS_POLL_MS = os.environ.get("RELAX_POLL_MS") or None
+ROLLOUTS_INDEX_PROCESSES = os.environ.get("RELAX_INDEX_PROCESSES") or None
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

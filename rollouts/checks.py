@@ -1,4 +1,13 @@
-"""System checks: configuration mistakes show at start-up, not as errors on the first request."""
+"""System checks: configuration mistakes show at start-up, not as errors on the first request.
+
+One id per condition:
+
+- rollouts.W001  no data directory is configured (neither ROLLOUTS_DATA_DIR nor _DATA_DIRS)
+- rollouts.W002  the cache alias is not a ByteLimitedCache
+- rollouts.W003  the disk cache lies inside a data directory (it is then off for that one)
+- rollouts.W004  a configured data directory is not a directory
+- rollouts.W005  an integer setting is not a positive integer (its default is used)
+"""
 
 from __future__ import annotations
 
@@ -7,7 +16,7 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import Tags, Warning, register
 
-from .conf import conf
+from .conf import INTEGER_SETTINGS, conf, parse_positive_int
 from .store.diskcache import DiskCache
 
 
@@ -27,7 +36,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
     named += [(f"ROLLOUTS_DATA_DIRS[{name!r}]", path) for name, path in runs.items()]
     for setting, path in named:
         if not path.is_dir():
-            warnings.append(Warning(f"{setting} {path} is not a directory.", id="rollouts.W001"))
+            warnings.append(Warning(f"{setting} {path} is not a directory.", id="rollouts.W004"))
     disk = conf.DISK_CACHE
     for setting, path in named:
         if disk is not None and path.is_dir() and DiskCache(disk).refuses(path):
@@ -40,8 +49,8 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
                     id="rollouts.W003",
                 )
             )
-    backend = settings.CACHES.get(conf.CACHE_ALIAS, {}).get("BACKEND", "")
-    if backend != "rollouts.cache.ByteLimitedCache":
+    cache_settings = settings.CACHES.get(conf.CACHE_ALIAS, {})
+    if cache_settings.get("BACKEND", "") != "rollouts.cache.ByteLimitedCache":
         warnings.append(
             Warning(
                 f"CACHES[{conf.CACHE_ALIAS!r}] is not rollouts.cache.ByteLimitedCache; step "
@@ -49,4 +58,13 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
                 id="rollouts.W002",
             )
         )
+    for name in INTEGER_SETTINGS:
+        raw = getattr(settings, name, None)
+        if raw is not None and raw != "" and parse_positive_int(raw) is None:
+            warnings.append(
+                Warning(
+                    f"{name} must be a positive integer, got {raw!r}; using its default.",
+                    id="rollouts.W005",
+                )
+            )
     return warnings

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,38 @@ def normalize_base_path(raw: str) -> str:
     return "/" + stripped if stripped else ""
 
 
+DEFAULT_POLL_MS = 3000  # how often an open page asks whether the run wrote something new
+
+
+def default_index_processes() -> int:
+    """Processes that decode a bucket's steps in the background: the CPUs, at most 4."""
+    return min(4, os.cpu_count() or 1)
+
+
 def _allow_all(request: Any) -> bool:
     return True
+
+
+def _positive_int(name: str, default: int) -> int:
+    """The setting as an integer >= 1; unset or unusable: `default` (`checks.py` says which)."""
+    value = parse_positive_int(getattr(settings, name, None))
+    return default if value is None else value
+
+
+def parse_positive_int(raw: object) -> int | None:
+    """`raw` (an int, or digits from the environment) as an integer >= 1; None when it is not."""
+    if isinstance(raw, bool) or not isinstance(raw, int | str):
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        return None
+    return value if value >= 1 else None
+
+
+# Integer settings: a bad value falls back to the setting's default, and system check W005 says
+# so at start-up, instead of breaking an import or a request.
+INTEGER_SETTINGS = ("ROLLOUTS_POLL_MS", "ROLLOUTS_INDEX_PROCESSES", "ROLLOUTS_MAX_PAGE_SIZE")
 
 
 class RolloutsSettings:
@@ -66,7 +97,18 @@ class RolloutsSettings:
 
     @property
     def MAX_PAGE_SIZE(self) -> int:
-        return getattr(settings, "ROLLOUTS_MAX_PAGE_SIZE", 500)
+        """The largest `page_size` the samples endpoint accepts."""
+        return _positive_int("ROLLOUTS_MAX_PAGE_SIZE", 500)
+
+    @property
+    def POLL_MS(self) -> int:
+        """Milliseconds between an open page's polls for new steps (rendered as data-poll-ms)."""
+        return _positive_int("ROLLOUTS_POLL_MS", DEFAULT_POLL_MS)
+
+    @property
+    def INDEX_PROCESSES(self) -> int:
+        """Processes decoding a bucket's steps for its trends (1: on the server's own thread)."""
+        return _positive_int("ROLLOUTS_INDEX_PROCESSES", default_index_processes())
 
 
 conf = RolloutsSettings()

@@ -191,6 +191,7 @@ def steps_context(
         ],
         "latest": steps[-1] if steps else None,
         "poll_url": app_url(request, "api-poll", subdir=bucket),
+        "poll_ms": conf.POLL_MS,
         "trends_url": app_url(request, "trends", bucket=bucket),
         "samples_url": step_url(request, bucket, step) if step else None,
         "stats_url": app_url(request, "step-stats", bucket=bucket, step=step) if step else None,

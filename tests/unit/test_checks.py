@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rollouts.checks import check_settings
+from rollouts.conf import DEFAULT_POLL_MS, conf, default_index_processes
 
 
 def ids(settings) -> list[str]:
@@ -19,9 +22,9 @@ def test_missing_data_dir_setting_warns(settings):
     assert ids(settings) == ["rollouts.W001"]
 
 
-def test_data_dir_that_is_not_a_directory_warns(settings, tmp_path):
+def test_data_dir_that_is_not_a_directory_warns_with_its_own_id(settings, tmp_path):
     settings.ROLLOUTS_DATA_DIR = str(tmp_path / "nope")
-    assert ids(settings) == ["rollouts.W001"]
+    assert ids(settings) == ["rollouts.W004"]
 
 
 def test_cache_that_is_not_byte_limited_warns(settings, data_dir):
@@ -39,7 +42,7 @@ def test_several_runs_need_no_single_data_dir_but_each_must_exist(settings, data
     assert ids(settings) == []
     settings.ROLLOUTS_DATA_DIRS = {"a": str(data_dir), "b": str(tmp_path / "gone")}
     warnings = check_settings()
-    assert [w.id for w in warnings] == ["rollouts.W001"]
+    assert [w.id for w in warnings] == ["rollouts.W004"]
     assert "ROLLOUTS_DATA_DIRS['b']" in warnings[0].msg
 
 
@@ -51,3 +54,25 @@ def test_a_disk_cache_inside_a_data_dir_warns(settings, data_dir, tmp_path):
     assert ids(settings) == []
     settings.ROLLOUTS_DISK_CACHE = ""  # off
     assert ids(settings) == []
+
+
+@pytest.mark.parametrize("raw", ["fast", "0", "-2", "1.5", 0, True, [3]])
+def test_an_integer_setting_that_is_not_a_positive_integer_warns_and_keeps_its_default(
+    settings, data_dir, raw
+):
+    settings.ROLLOUTS_DATA_DIR = str(data_dir)
+    settings.ROLLOUTS_POLL_MS = raw
+    settings.ROLLOUTS_INDEX_PROCESSES = raw
+    warnings = check_settings()
+    assert [w.id for w in warnings] == ["rollouts.W005", "rollouts.W005"]
+    assert "ROLLOUTS_POLL_MS" in warnings[0].msg and "ROLLOUTS_INDEX_PROCESSES" in warnings[1].msg
+    assert conf.POLL_MS == DEFAULT_POLL_MS
+    assert conf.INDEX_PROCESSES == default_index_processes()
+
+
+def test_integer_settings_are_read_when_used(settings, data_dir):
+    settings.ROLLOUTS_DATA_DIR = str(data_dir)
+    settings.ROLLOUTS_POLL_MS = "250"  # from the environment: digits
+    settings.ROLLOUTS_INDEX_PROCESSES = 1
+    assert ids(settings) == []
+    assert (conf.POLL_MS, conf.INDEX_PROCESSES) == (250, 1)

@@ -206,6 +206,13 @@ def test_trends_page_carries_the_urls_its_script_reads(client, step):
     assert page(client, "/nope/trends/", status=404)
 
 
+@pytest.mark.parametrize("path", ["/train/3/", "/train/3/stats/", "/train/trends/"])
+def test_every_page_of_a_bucket_renders_the_poll_interval_setting(client, step, settings, path):
+    assert page(client, path).by_id["rv-header"]["data-poll-ms"] == "3000"
+    settings.ROLLOUTS_POLL_MS = 200
+    assert page(client, path).by_id["rv-header"]["data-poll-ms"] == "200"
+
+
 # -- polling ---------------------------------------------------------------------------------
 def test_poll_reports_new_and_grown_steps_after_the_cursor(client, write_step):
     first = write_step("train", 1, [sample(0)])
