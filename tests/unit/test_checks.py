@@ -66,8 +66,8 @@ def test_an_integer_setting_that_is_not_a_positive_integer_warns_and_keeps_its_d
     warnings = check_settings()
     assert [w.id for w in warnings] == ["rollouts.W005", "rollouts.W005"]
     assert "ROLLOUTS_POLL_MS" in warnings[0].msg and "ROLLOUTS_INDEX_PROCESSES" in warnings[1].msg
-    assert conf.POLL_MS == DEFAULT_POLL_MS
-    assert conf.INDEX_PROCESSES == default_index_processes()
+    defaults = (DEFAULT_POLL_MS, default_index_processes())
+    assert defaults == (conf.POLL_MS, conf.INDEX_PROCESSES)
 
 
 def test_integer_settings_are_read_when_used(settings, data_dir):
