@@ -16,7 +16,7 @@ Fixed placements, in every curve, so that tests and docs can point at them (``wr
 
 The accuracy follows a ``curve`` (``CURVES``): a steady rise (the default), a plateau, or a
 collapse with a rising truncation rate. ``write_demo_runs`` writes one run of each, with
-``steady`` draws, so that the convergence reading of ``rollouts.store.trends`` names each one.
+``steady`` draws, so that the convergence reading of ``rollouts.store.reading`` names each one.
 """
 
 # CJK strings use fullwidth punctuation on purpose, and seeded `random` is the point here.

@@ -1,20 +1,27 @@
 """Plain-Python data layer: no Django imports here, so the terminal UI and scripts share it."""
 
-from .catalog import DEFAULT_BUCKET, STEP_FILE, Catalog, DictCache, StepFile, find_runs
-from .columns import Columns
+from .catalog import DEFAULT_BUCKET, Catalog, DictCache, IndexCache, find_runs
+from .columns import CATEGORICAL_KEYS, Columns
 from .errors import BadRequest, NotFound, StoreError, UnreadableLine
-from .index import Sample, StepIndex, ValueRange
+from .files import STEP_FILE, FileIdentity, StepFile, step_filename, step_name
+from .index import Sample, StepIndex
 from .jsonio import decode_line, dumps_strict, finite_or_none, line_as_json
+from .ordering import EVERYTHING, Selection, ValueRange, order_positions, rank_of
 
 __all__ = [
+    "CATEGORICAL_KEYS",
     "DEFAULT_BUCKET",
+    "EVERYTHING",
     "STEP_FILE",
     "BadRequest",
     "Catalog",
     "Columns",
     "DictCache",
+    "FileIdentity",
+    "IndexCache",
     "NotFound",
     "Sample",
+    "Selection",
     "StepFile",
     "StepIndex",
     "StoreError",
@@ -25,4 +32,8 @@ __all__ = [
     "find_runs",
     "finite_or_none",
     "line_as_json",
+    "order_positions",
+    "rank_of",
+    "step_filename",
+    "step_name",
 ]

@@ -10,25 +10,21 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import re
 import threading
-from array import array
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from .columns import Columns
 from .diskcache import DiskCache
 from .errors import NotFound, StoreError
-from .index import StepIndex, ValueRange
+from .files import STEP_FILE, StepFile
+from .index import StepIndex
+from .ordering import EVERYTHING, Selection, order_positions
 from .stats import step_stats
-
-if TYPE_CHECKING:
-    from .history import History
 
 logger = logging.getLogger("rollouts.store")
 
-STEP_FILE = re.compile(r"^(\d+)\.jsonl$")
 KNOWN_BUCKETS = ("train", "eval")
 DEFAULT_BUCKET = "default"
 
@@ -83,14 +79,6 @@ class DictCache:
         self._data[key] = value
 
 
-@dataclass(frozen=True, slots=True)
-class StepFile:
-    step: int
-    filename: str
-    size_bytes: int
-    mtime_ns: int = 0
-
-
 class Catalog:
     """Buckets and steps of one data directory, and their indexes (kept in `cache`)."""
 
@@ -111,7 +99,6 @@ class Catalog:
         self.disk = disk
         self._build_locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
-        self._histories: dict[str, Any] = {}
 
     # -- catalog -------------------------------------------------------------------------
     def _contained(self, path: Path) -> Path | None:
@@ -221,26 +208,18 @@ class Catalog:
                 self.disk.save(index.path, index.identity, columns, index.invalid, stats)
         return stats
 
-    def history(self, bucket: str) -> History:
-        """The bucket's per-step statistics, indexed in the background (`history.History`)."""
-        from .history import History  # history builds on the catalog
-
-        self.bucket_dir(bucket)  # NotFound for an unknown bucket
-        with self._locks_guard:
-            history = self._histories.get(bucket)
-            if history is None:
-                history = self._histories[bucket] = History(self, bucket)
-        return history
-
     def ordering(
-        self,
-        index: StepIndex,
-        sort: str | None,
-        order: str,
-        filters: dict[str, str],
-        value_range: ValueRange | None = None,
-    ) -> array:
-        result = index.ordering(sort, order, filters, value_range)
+        self, index: StepIndex, selection: Selection = EVERYTHING, *, wait: bool = True
+    ) -> Sequence[int]:
+        """Positions of the samples `selection` picks, in its order (`ordering.order_positions`).
+
+        Without `wait`, a step whose columns are not decoded yet answers in file order at once
+        (every record, unreadable ones included, as they are not known yet).
+        """
+        if not wait and not index.columns_ready:
+            return range(len(index))
+        self.columns(index)
+        result = order_positions(index, selection)
         self._account(index)
         return result
 

@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 
 from .columns import Columns
-from .index import FileIdentity
+from .files import FileIdentity
 
 logger = logging.getLogger("rollouts.store")
 
@@ -108,7 +108,7 @@ class DiskCache:
         except (msgspec.DecodeError, msgspec.ValidationError):
             logger.warning("ignoring an unreadable disk cache entry for %s", path.name)
             return None
-        if entry.version != FORMAT_VERSION or entry.identity != _key(identity):
+        if entry.version != FORMAT_VERSION or entry.identity != identity.as_tuple():
             return None
         return entry
 
@@ -141,7 +141,7 @@ class DiskCache:
         """Write the entry atomically; a failure (disk full, read-only) is logged, not raised."""
         entry = _Entry(
             version=FORMAT_VERSION,
-            identity=_key(identity),
+            identity=identity.as_tuple(),
             rows=columns.rows,
             numeric={name: col.tobytes() for name, col in columns.numeric.items()},
             categorical={name: col.tobytes() for name, col in columns.categorical.items()},
@@ -170,7 +170,3 @@ class DiskCache:
                     self.directory,
                     exc,
                 )
-
-
-def _key(identity: FileIdentity) -> tuple[int, int, int, int]:
-    return (identity.dev, identity.ino, identity.size, identity.mtime_ns)

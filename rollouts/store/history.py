@@ -12,7 +12,6 @@ extends its index instead of rereading it.
 from __future__ import annotations
 
 import logging
-import math
 import multiprocessing
 import os
 import threading
@@ -21,84 +20,23 @@ from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from .catalog import Catalog
 from .diskcache import DiskCache
 from .errors import StoreError
-from .index import FileIdentity, StepIndex
+from .files import FileIdentity, StepFile, step_name
+from .index import StepIndex
+from .reading import metrics_of
 from .stats import step_stats
-from .trends import noise, reading
-
-if TYPE_CHECKING:
-    from .catalog import Catalog, StepFile
 
 logger = logging.getLogger("rollouts.store")
 
-# Decoding many steps runs on this many processes (spawned, never forked from a threaded
-# server; RELAX_INDEX_PROCESSES=1 keeps it in-process); fewer steps than POOL_MIN_STEPS are
-# decoded on the history's own thread.
-INDEX_PROCESSES = int(os.environ.get("RELAX_INDEX_PROCESSES") or min(4, os.cpu_count() or 1))
+# Many steps are decoded on `History.processes` processes (spawned, never forked from a
+# threaded server; 1 keeps it in-process); fewer steps than POOL_MIN_STEPS are decoded on the
+# history's own thread.
 POOL_MIN_STEPS = 8
 _spawn = multiprocessing.get_context("spawn")
-SPARK_POINTS = 30  # steps drawn in a metric card's trend line
-RELATIVE_FLOOR = 0.02
-ABNORMAL_NOISE = 3.0  # a change beyond this many times the recent noise is highlighted
-
-
-@dataclass(frozen=True, slots=True)
-class Metric:
-    key: str
-    label: str
-    direction: int  # +1: higher is better, -1: lower is better, 0: neither
-    floor: float = 0.0  # a change smaller than this is never abnormal (rates jump by chance)
-
-
-# The curves every bucket offers (when its steps have the field), in the order shown.
-METRICS = (
-    Metric("reward_mean", "Mean reward", +1),
-    Metric("response_length_mean", "Mean response length", 0),
-    Metric("truncation_rate", "Truncation rate", -1, 0.05),
-    Metric("zero_signal_share", "Zero-signal groups", -1, 0.05),
-    Metric("success_share", "Groups with a success", +1, 0.05),
-    Metric("reward_std", "Reward std", 0),
-    Metric("response_length_p90", "Response length p90", 0),
-    Metric("response_length_max", "Response length max", 0),
-    Metric("group_std_mean", "Mean within-group std", +1),
-    Metric("samples", "Samples", 0),
-    Metric("invalid", "Unreadable lines", -1, 0.5),
-)
-CARD_KEYS = ("reward_mean", "response_length_mean", "truncation_rate", "zero_signal_share")
-
-
-def metrics_of(stats: dict[str, Any]) -> dict[str, float | None]:
-    """One step's statistics as flat numbers: the y values of the trend curves.
-
-    Besides the fixed METRICS: `status.<name>` (share of samples), `dataset.<name>` (mean
-    reward of an eval dataset: its accuracy for 0/1 rewards) and `reward.<part>` (mean of one
-    component of an object reward).
-    """
-    samples = stats["samples"]
-    lengths, groups = stats["response_length"], stats["groups"]
-    flat: dict[str, float | None] = {
-        "reward_mean": stats["reward"]["mean"],
-        "reward_std": stats["reward"]["std"],
-        "response_length_mean": lengths["mean"],
-        "response_length_p90": lengths["p90"],
-        "response_length_max": lengths["max"],
-        "truncation_rate": stats["truncation_rate"],
-        "zero_signal_share": groups["zero_signal_share"],
-        "success_share": groups["success_share"],
-        "group_std_mean": groups["mean_std"],
-        "samples": samples,
-        "invalid": stats["invalid"],
-    }
-    for name, count in stats["status"].items():
-        flat[f"status.{name}"] = count / samples if samples else None
-    for name, summary in stats["reward_by_dataset"].items():
-        flat[f"dataset.{name}"] = summary["mean"]
-    for name, summary in stats["reward_components"].items():
-        flat[f"reward.{name}"] = summary["mean"]
-    return flat
 
 
 @dataclass(slots=True)
@@ -108,6 +46,10 @@ class Point:
     size_bytes: int
     identity: FileIdentity
     metrics: dict[str, float | None]
+
+    @property
+    def name(self) -> str:
+        return step_name(self.filename)
 
 
 @dataclass(slots=True)
@@ -125,9 +67,12 @@ class Snapshot:
 
 
 class History:
-    def __init__(self, catalog: Catalog, bucket: str) -> None:
+    """One bucket's points. The web keeps one per bucket of each catalog (`rollouts.runs`)."""
+
+    def __init__(self, catalog: Catalog, bucket: str, processes: int = 1) -> None:
         self.catalog = catalog
         self.bucket = bucket
+        self.processes = processes
         self._points: dict[str, Point] = {}
         self._failed: dict[str, tuple[FileIdentity, str]] = {}
         self._lock = threading.Lock()
@@ -236,9 +181,10 @@ class History:
             except StoreError as exc:
                 self._fail(step, exc)
         disk = str(self.catalog.disk.directory) if self.catalog.disk is not None else None
-        if len(paths) >= POOL_MIN_STEPS and INDEX_PROCESSES > 1:
+        processes = self.processes
+        if len(paths) >= POOL_MIN_STEPS and processes > 1:
             try:
-                with ProcessPoolExecutor(INDEX_PROCESSES, mp_context=_spawn) as pool:
+                with ProcessPoolExecutor(processes, mp_context=_spawn) as pool:
                     futures = {
                         pool.submit(decode_step, str(p), f"{self.bucket}/{s.filename}", disk): s
                         for s, p in paths
@@ -284,71 +230,3 @@ def decode_step(path: str, name: str, disk: str | None) -> tuple[FileIdentity, d
 
 def _point(step: StepFile, identity: FileIdentity, stats: dict[str, Any]) -> Point:
     return Point(step.step, step.filename, identity.size, identity, metrics_of(stats))
-
-
-# -- reading the curves ------------------------------------------------------------------------
-def series(points: list[Point], key: str) -> list[float]:
-    """One metric over the points, NaN where a step lacks it."""
-    return [_number(p.metrics.get(key)) for p in points]
-
-
-def convergence(points: list[Point]) -> dict[str, Any]:
-    return reading(
-        series(points, "reward_mean"),
-        truncation=series(points, "truncation_rate"),
-        zero_signal=series(points, "zero_signal_share"),
-    )
-
-
-def cards(points: list[Point]) -> list[dict[str, Any]]:
-    """The metric cards: latest value, change since the previous step, a trend line, and a
-    highlight when the change departs from the recent trend, the wrong way, by more than
-    ABNORMAL_NOISE times the recent point-to-point noise (and the metric's floor)."""
-    by_key = {m.key: m for m in METRICS}
-    result = []
-    for key in CARD_KEYS:
-        metric = by_key[key]
-        steps = [(p.step, v) for p in points if math.isfinite(v := _number(p.metrics.get(key)))]
-        if not steps:
-            continue
-        values = [v for _, v in steps]
-        latest = values[-1]
-        previous = values[-2] if len(values) > 1 else None
-        delta = latest - previous if previous is not None else None
-        card: dict[str, Any] = {
-            "key": key,
-            "label": metric.label,
-            "step": steps[-1][0],
-            "latest": latest,
-            "previous": previous,
-            "delta": delta,
-            "spark": [{"step": s, "value": v} for s, v in steps[-SPARK_POINTS:]],
-            "abnormal": False,
-            "why": None,
-        }
-        recent = values[-11:-1]  # the trend and noise of the steps before the latest one
-        if delta is not None and len(recent) >= 3:
-            # A jump is a change unlike the recent ones: a steady climb is the reading's
-            # business, not an alarm. Surprise = the change minus the recent mean change.
-            trend = (recent[-1] - recent[0]) / (len(recent) - 1)
-            surprise = delta - trend
-            # Floors: the metric's own, and 2 % of its level (a perfectly steady curve has
-            # no noise, and a neutral metric no floor of its own).
-            allowed = max(
-                ABNORMAL_NOISE * noise(recent), metric.floor, RELATIVE_FLOOR * abs(recent[-1])
-            )
-            card.update(trend=trend, surprise=surprise, threshold=allowed)
-            wrong_way = surprise * metric.direction < 0 if metric.direction else True
-            if wrong_way and abs(surprise) > allowed:
-                card["abnormal"] = True
-                card["why"] = (
-                    f"changed by {delta:+.4g} since the previous step, {surprise:+.4g} against "
-                    f"its recent trend ({trend:+.4g} a step): more than {ABNORMAL_NOISE:g} x its "
-                    f"recent noise ({allowed:.4g})"
-                )
-        result.append(card)
-    return result
-
-
-def _number(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) else math.nan

@@ -8,9 +8,7 @@ it runs once, in the background or on demand, and is extended, not redone, when 
 
 from __future__ import annotations
 
-import math
 import os
-import re
 import threading
 from array import array
 from collections.abc import Iterator
@@ -18,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .columns import Columns
-from .errors import BadRequest, NotFound, UnreadableLine
+from .errors import NotFound, UnreadableLine
+from .files import FileIdentity
 from .jsonio import DecodedLine, LineError, decode_line
 
 # Bytes compared before and after the last indexed newline to tell growth from a rewrite.
@@ -26,67 +25,6 @@ FINGERPRINT_BYTES = 4096
 SCAN_CHUNK_BYTES = 512 * 1024
 READ_BLOCK_BYTES = 4 * 1024 * 1024
 _BLANK = b" \t\r\f\v"
-
-
-@dataclass(frozen=True, slots=True)
-class FileIdentity:
-    dev: int
-    ino: int
-    size: int
-    mtime_ns: int
-
-    @classmethod
-    def of(cls, st: os.stat_result) -> FileIdentity:
-        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-_RANGE = re.compile(r"^([\w.]+):([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])])$")
-
-
-@dataclass(frozen=True, slots=True)
-class ValueRange:
-    """A numeric filter, `reward:[0.5,0.75)`: low included, high included only with `]`.
-
-    A histogram bar is one: its bins are half-open except the last, which holds the maximum.
-    """
-
-    column: str
-    low: float
-    high: float
-    closed: bool = False
-
-    @classmethod
-    def parse(cls, text: str) -> ValueRange:
-        match = _RANGE.match(text.strip())
-        if match is None:
-            raise BadRequest(f"range must look like reward:[0.5,0.75), got {text!r}")
-        column, opening, low, high, closing = match.groups()
-        if opening != "[":
-            raise BadRequest("a range includes its low end: write it with '['")
-        try:
-            lo, hi = float(low), float(high)
-        except ValueError:
-            raise BadRequest(f"range bounds must be numbers, got {low!r} and {high!r}") from None
-        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-            raise BadRequest(f"range bounds must be finite with low <= high, got {text!r}")
-        return cls(column, lo, hi, closing == "]")
-
-    def __str__(self) -> str:
-        return f"{self.column}:[{_short(self.low)},{_short(self.high)}{']' if self.closed else ')'}"
-
-    def describe(self) -> str:
-        """In words: "reward = 1" or "reward in [0.5,0.75)"."""
-        if self.low == self.high and self.closed:
-            return f"{self.column} = {_short(self.low)}"
-        return f"{self.column} in {str(self).partition(':')[2]}"
-
-    def contains(self, value: float) -> bool:
-        return self.low <= value and (value <= self.high if self.closed else value < self.high)
-
-
-def _short(number: float) -> str:
-    """The shortest text that reads back as `number` (10, not 10.0)."""
-    return str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
 
 
 @dataclass(slots=True)
@@ -123,7 +61,7 @@ class StepIndex:
         self.accounted_nbytes = -1  # the size the cache last saw
         self.columns_building = False  # a background column pass is under way
         self._columns_rows = 0
-        self._orderings: dict[tuple, array] = {}
+        self.orderings: dict[tuple, array] = {}  # see ordering.order_positions
         self.stats_memo: tuple[tuple[int, int], dict] | None = None  # see Catalog.stats
 
     # -- building ------------------------------------------------------------------------
@@ -223,7 +161,7 @@ class StepIndex:
         self.tail_fingerprint = os.pread(fd, self.committed - fp_start, fp_start)
         self.identity = identity
         self.generation += 1
-        self._orderings.clear()
+        self.orderings.clear()
 
     def _drop_last_record(self) -> None:
         last = len(self.starts) - 1
@@ -251,7 +189,7 @@ class StepIndex:
             if self.columns is not None or columns.rows != len(self.starts):
                 return False
             self.columns, self.invalid, self._columns_rows = columns, dict(invalid), columns.rows
-            self._orderings.clear()
+            self.orderings.clear()
             return True
 
     def ensure_columns(self) -> Columns:
@@ -282,7 +220,7 @@ class StepIndex:
                 self._columns_rows = position + 1
         finally:
             columns.pad()
-            self._orderings.clear()
+            self.orderings.clear()
 
     # -- reading -------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -321,69 +259,10 @@ class StepIndex:
             for p, msg in sorted(self.invalid.items())
         ]
 
-    def valid_positions(self) -> array:
-        """Every readable record in file order."""
-        return self.ordering(None, "asc", {})
-
-    def ordering(
-        self,
-        sort: str | None,
-        order: str,
-        filters: dict[str, str],
-        value_range: ValueRange | None = None,
-    ) -> array:
-        """Positions of readable records, filtered, then stably sorted by one column.
-
-        Records whose value is missing or not a number sort last in both directions, and are
-        outside every `value_range`.
-        """
-        if order not in ("asc", "desc"):
-            raise BadRequest("order must be 'asc' or 'desc'")
-        columns = self.ensure_columns()
-        key = (
-            self.generation,
-            self._columns_rows,
-            sort,
-            order,
-            tuple(sorted(filters.items())),
-            value_range,
-        )
-        cached = self._orderings.get(key)
-        if cached is not None:
-            return cached
-        if sort is not None and sort not in columns.numeric and sort not in columns.categorical:
-            raise BadRequest(
-                f"unknown column {sort!r}; this step has: {', '.join(columns.names())}"
-            )
-        positions = [p for p in range(columns.rows) if p not in self.invalid]
-        for name, wanted in filters.items():
-            if name not in columns.categorical:
-                raise BadRequest(
-                    f"cannot filter on {name!r}: only on {', '.join(columns.categorical)}"
-                )
-            codes, values = columns.categorical[name], columns.categories[name]
-            positions = [p for p in positions if codes[p] >= 0 and values[codes[p]] == wanted]
-        if value_range is not None:
-            col = columns.numeric.get(value_range.column)
-            if col is None:
-                raise BadRequest(
-                    f"cannot filter on a range of {value_range.column!r}: only on "
-                    f"{', '.join(columns.numeric)}"
-                )
-            inside = value_range.contains
-            positions = [p for p in positions if inside(col[p])]
-        if sort is not None:
-            positions = _sorted_missing_last(columns, sort, positions, order == "desc")
-        result = array("q", positions)
-        if len(self._orderings) > 32:
-            self._orderings.clear()
-        self._orderings[key] = result
-        return result
-
     def cache_nbytes(self) -> int:
         total = 1024 + 24 * len(self.starts) + len(self.head_fingerprint) * 2
         total += sum(96 + len(msg) for msg in self.invalid.values())
-        total += sum(8 * len(order) + 128 for order in self._orderings.values())
+        total += sum(8 * len(order) + 128 for order in self.orderings.values())
         if self.columns is not None:
             total += self.columns.nbytes()
         return total
@@ -405,20 +284,6 @@ def _read_lines(fd: int, index: StepIndex, positions: range) -> Iterator[tuple[i
         block = os.pread(fd, ends[position - 1] - block_start, block_start)
         for p in range(first, position):
             yield p, block[starts[p] - block_start : ends[p] - block_start]
-
-
-def _sorted_missing_last(columns: Columns, sort: str, positions: list[int], desc: bool) -> list:
-    if sort in columns.numeric:
-        col = columns.numeric[sort]
-        present = [p for p in positions if not math.isnan(col[p])]
-        missing = [p for p in positions if math.isnan(col[p])]
-        present.sort(key=col.__getitem__, reverse=desc)
-    else:
-        codes, values = columns.categorical[sort], columns.categories[sort]
-        present = [p for p in positions if codes[p] >= 0]
-        missing = [p for p in positions if codes[p] < 0]
-        present.sort(key=lambda p: values[codes[p]], reverse=desc)
-    return present + missing
 
 
 def _is_blank(chunk: bytearray, start: int, end: int) -> bool:

@@ -109,33 +109,11 @@ def step_stats(columns: Columns, invalid: Collection[int]) -> dict[str, Any]:
             "p90": percentile(lengths, 90),
             "max": lengths[-1] if lengths else None,
         },
-        "groups": group_stats(values("group_index"), values("reward")),
+        "groups": group_stats(group_table(columns, invalid)),
         "histograms": {
             "reward": histogram(values("reward")),
             "response_length": histogram(lengths),
         },
-    }
-
-
-def group_stats(group_index: Sequence[float], reward: Sequence[float]) -> dict[str, Any]:
-    """GRPO groups: how many, and how much learning signal they carry.
-
-    A group whose rewards are all equal (a single sample included) has zero advantage for every
-    sample: no signal. Samples without a group or a finite reward are left out.
-    """
-    groups: dict[float, list[float]] = {}
-    for group, value in zip(group_index, reward, strict=False):
-        if math.isfinite(group) and math.isfinite(value):
-            groups.setdefault(group, []).append(value)
-    if not groups:
-        return {"groups": 0, "zero_signal_share": None, "success_share": None, "mean_std": None}
-    stds = [summarize(members).std or 0.0 for members in groups.values()]
-    return {
-        "groups": len(groups),
-        "zero_signal_share": sum(len(set(m)) == 1 for m in groups.values()) / len(groups),
-        "success_share": sum(any(v > SUCCESS_ABOVE for v in m) for m in groups.values())
-        / len(groups),
-        "mean_std": math.fsum(stds) / len(stds),
     }
 
 
@@ -152,15 +130,13 @@ def group_rows(columns: Columns, invalid: Collection[int]) -> dict[int, list[int
     return dict(sorted(groups.items()))
 
 
-def group_table(columns: Columns, invalid: Collection[int]) -> list[dict[str, Any]]:
-    """One row per group: its size, reward summary, and whether its rewards carry a signal."""
-    return [
-        group_summary(columns, group, rows) for group, rows in group_rows(columns, invalid).items()
-    ]
-
-
 def group_summary(columns: Columns, group: int, rows: Sequence[int]) -> dict[str, Any]:
-    """A group's row of the table: `zero_signal` is None when no sample has a finite reward."""
+    """One GRPO group: its size, the summary of its finite rewards, and its learning signal.
+
+    A group whose rewards are all equal (a single sample included) has zero advantage for every
+    sample: no signal (`zero_signal` is None when no sample has a finite reward). It succeeds
+    when a reward is above SUCCESS_ABOVE.
+    """
     reward = columns.numeric.get("reward")
     finite = [v for v in (reward[r] for r in rows) if math.isfinite(v)] if reward else []
     return {
@@ -169,6 +145,27 @@ def group_summary(columns: Columns, group: int, rows: Sequence[int]) -> dict[str
         **asdict(summarize(finite)),
         "zero_signal": len(set(finite)) == 1 if finite else None,
         "success": any(v > SUCCESS_ABOVE for v in finite),
+    }
+
+
+def group_table(columns: Columns, invalid: Collection[int]) -> list[dict[str, Any]]:
+    """`group_summary` of every group, in group order."""
+    return [
+        group_summary(columns, group, rows) for group, rows in group_rows(columns, invalid).items()
+    ]
+
+
+def group_stats(table: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The groups of a step together: how many have a finite reward, and the shares of them
+    without signal and with a success, and their mean within-group std."""
+    counted = [group for group in table if group["n"]]
+    if not counted:
+        return {"groups": 0, "zero_signal_share": None, "success_share": None, "mean_std": None}
+    return {
+        "groups": len(counted),
+        "zero_signal_share": sum(g["zero_signal"] for g in counted) / len(counted),
+        "success_share": sum(g["success"] for g in counted) / len(counted),
+        "mean_std": math.fsum(g["std"] for g in counted) / len(counted),
     }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from django import template
 
-from rollouts.presenter import format_number
+from rollouts.presentation.formatting import format_number
 
 register = template.Library()
 

@@ -32,10 +32,9 @@ from textual.widgets import (
 from textual.widgets.selection_list import Selection
 from textual.worker import get_current_worker
 
-from ..presenter import PresentedSample, present_sample
-from ..store import StepIndex, StoreError
-from ..store.catalog import IndexCache
-from .session import Session, SortMode, find_matches
+from ..presentation.sample import PresentedSample, present_sample
+from ..store import IndexCache, StepIndex, StoreError
+from .session import Session, find_matches
 from .text import sample_table, sample_text
 
 PROGRESS_INTERVAL = 0.2  # seconds between progress-bar updates while indexing
@@ -259,9 +258,7 @@ class RolloutsApp(App[None]):
 
     def _sync_choices(self) -> None:
         session = self.session
-        self._set_options(
-            "sort", [(m.label, m.key) for m in session.sort_modes()], session.sort.key
-        )
+        self._set_options("sort", session.sort_choices(), session.selection.sort_key)
         datasets = session.datasets()
         self._set_options(
             "dataset", [("all datasets", ""), *((d, d) for d in datasets)], session.dataset or ""
@@ -294,9 +291,9 @@ class RolloutsApp(App[None]):
 
     @on(Select.Changed, "#sort")
     def _sort_chosen(self, event: Select.Changed) -> None:
-        sort = SortMode.parse(str(event.value))
-        if sort != self.session.sort:
-            self._reorder(lambda: self.session.set_sort(sort))
+        sort_key = str(event.value)
+        if sort_key != self.session.selection.sort_key:
+            self._reorder(lambda: self.session.set_sort(sort_key))
 
     @on(Select.Changed, "#dataset")
     def _dataset_chosen(self, event: Select.Changed) -> None:

@@ -9,44 +9,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..presenter import format_bytes
-from ..render import compile_mask
-from ..store import Catalog, StepFile, StepIndex, StoreError
-from ..store.catalog import IndexCache
+from ..presentation.formatting import format_bytes
+from ..presentation.render import compile_mask
+from ..store import (
+    EVERYTHING,
+    Catalog,
+    IndexCache,
+    Selection,
+    StepFile,
+    StepIndex,
+    StoreError,
+    rank_of,
+)
 
 PREFERRED_BUCKET = "train"
-
-
-@dataclass(frozen=True, slots=True)
-class SortMode:
-    column: str | None  # None: file order
-    descending: bool = False
-
-    @property
-    def label(self) -> str:
-        if self.column is None:
-            return "file order"
-        return f"{self.column} {'desc' if self.descending else 'asc'}"
-
-    @property
-    def key(self) -> str:
-        if self.column is None:
-            return ""
-        return f"{self.column}:{'desc' if self.descending else 'asc'}"
-
-    @classmethod
-    def parse(cls, key: str) -> SortMode:
-        if not key:
-            return cls(None)
-        column, _, order = key.rpartition(":")
-        return cls(column, order == "desc")
-
-
-FILE_ORDER = SortMode(None)
 
 
 class Session:
@@ -62,8 +41,8 @@ class Session:
         self.steps: list[StepFile] = self.catalog.steps(self.bucket)
         self.step_pos = len(self.steps) - 1  # the latest step, as in the web viewer
         self.index: StepIndex | None = None
-        self.sort = FILE_ORDER
-        self.dataset: str | None = None
+        # The sort and the dataset filter: the same selection the web reads from a query string.
+        self.selection: Selection = EVERYTHING
         self.ordering: Sequence[int] = range(0)
         self.rank = 0
         self._at_top = False
@@ -85,7 +64,7 @@ class Session:
         self.bucket = bucket
         self.step_pos = len(self.steps) - 1
         self.index = None
-        self.dataset = None
+        self.selection = self.selection.filtered("dataset", None)
 
     def relist(self) -> None:
         """Pick up new steps (and new sizes), staying on the step being shown."""
@@ -133,10 +112,14 @@ class Session:
         else:
             self.go_to_position(position)
 
+    @property
+    def dataset(self) -> str | None:
+        return self.selection.filter_values.get("dataset")
+
     def _drop_missing_dataset(self) -> None:
         """A dataset filter carries over to steps that have that dataset (known from columns)."""
         if self.dataset is not None and self.columns_ready and self.dataset not in self.datasets():
-            self.dataset = None
+            self.selection = self.selection.filtered("dataset", None)
 
     def update_index(self, index: StepIndex) -> None:
         """A refreshed index of the same step (grown or rewritten file)."""
@@ -154,32 +137,31 @@ class Session:
         return self.index is not None and self.index.columns_ready
 
     def _ordering(self) -> Sequence[int]:
-        index = self.index
-        if index is None:
+        if self.index is None:
             return range(0)
-        if not index.columns_ready:
-            return range(len(index))  # file order until the columns exist
-        filters = {"dataset": self.dataset} if self.dataset is not None else {}
-        order = "desc" if self.sort.descending else "asc"
-        return self.catalog.ordering(index, self.sort.column, order, filters)
+        # File order until the columns exist (the app decodes them on a worker thread).
+        return self.catalog.ordering(self.index, self.selection, wait=False)
 
     # -- ordering ------------------------------------------------------------------------
-    def set_sort(self, sort: SortMode) -> None:
-        self.sort = sort
+    def set_sort(self, sort_key: str) -> None:
+        """Sort by a `Selection.sort_key` ("" for file order, "reward:desc")."""
+        self.selection = self.selection.sorted_by(sort_key)
         self.reorder()
 
     def set_dataset(self, dataset: str | None) -> None:
-        self.dataset = dataset
+        self.selection = self.selection.filtered("dataset", dataset)
         self.reorder()
 
-    def sort_modes(self) -> list[SortMode]:
-        modes = [FILE_ORDER]
+    def sort_choices(self) -> list[tuple[str, str]]:
+        """(label, sort key) of file order and of each numeric column both ways."""
+        sorts = [EVERYTHING]
         if self.index is not None and self.index.columns is not None and self.columns_ready:
             for column in sorted(self.index.columns.numeric):
-                modes += [SortMode(column, False), SortMode(column, True)]
-        if self.sort not in modes:
-            modes.append(self.sort)
-        return modes
+                sorts += [Selection(column), Selection(column, descending=True)]
+        choices = [(s.sort_label, s.sort_key) for s in sorts]
+        if (self.selection.sort_label, self.selection.sort_key) not in choices:
+            choices.append((self.selection.sort_label, self.selection.sort_key))
+        return choices
 
     def datasets(self) -> list[str]:
         """The step's datasets; while it is indexed, only the filter carried over (if any)."""
@@ -219,17 +201,8 @@ class Session:
         self.rank = min(max(rank, 1), max(self.total, 1)) - 1
 
     def go_to_position(self, position: int | None) -> None:
-        if position is None:
-            self.rank = 0
-            return
-        if isinstance(self.ordering, range):
-            found = position if position < len(self.ordering) else -1
-        else:
-            try:
-                found = self.ordering.index(position)
-            except ValueError:
-                found = -1
-        self.rank = found if found >= 0 else 0
+        rank = rank_of(self.ordering, position) if position is not None else None
+        self.rank = rank if rank is not None else 0
 
     def read(self) -> tuple[int, dict[str, Any]]:
         """(line number, fields) of the current sample; StoreError when it cannot be read."""

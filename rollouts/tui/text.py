@@ -1,6 +1,6 @@
 """A presented sample as rich renderables: the web page's structure in terminal colours.
 
-The segments come from `rollouts.render` and the field layout from `rollouts.presenter`, the
+The segments come from `presentation.render` and the field layout from `presentation.sample`, the
 same code the web pages use, so both show the same turns, think blocks and pad badges.
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Collection
 from rich.table import Table
 from rich.text import Text
 
-from ..presenter import Node, PresentedSample, Section
-from ..render import Block, Rendered
+from ..presentation.render import Block, Rendered
+from ..presentation.sample import Node, PresentedSample, Section
 
 ROLE_STYLES = {
     "system": "bold bright_black",

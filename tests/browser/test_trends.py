@@ -19,8 +19,15 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from rollouts.store.history import ABNORMAL_NOISE, METRICS
-from rollouts.store.trends import MIN_STEPS, PLATEAU_CV, PLATEAU_RANGE, WINDOW, noise
+from rollouts.store.reading import (
+    ABNORMAL_NOISE,
+    METRICS,
+    MIN_STEPS,
+    PLATEAU_CV,
+    PLATEAU_RANGE,
+    WINDOW,
+    noise,
+)
 from tests.support.browser import (
     Tab,
     mark_document,

@@ -342,7 +342,7 @@ def test_sort_by_reward_puts_nan_and_missing_last(write_step, data_dir, descendi
         assert option_labels(app, "#sort") == ["file order", *modes]
         app.query_one("#sort", Select).value = key
         await pilot.pause()
-        assert app.session.sort.key == key
+        assert app.session.selection.sort_key == key
         assert shown_index(app) == 0  # the sample being read stays, at its new place
         assert label_text(app, "#sample-label") == f"Sample {order.index(0) + 1} / {len(order)}"
         await go_to(app, pilot, "1")

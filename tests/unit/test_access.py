@@ -9,7 +9,8 @@ import pytest
 from django.core.cache import caches
 from django.test import RequestFactory
 
-from rollouts import access, pages
+from rollouts import access
+from rollouts.views import samples
 from tests.support.data import sample
 
 PREFIX = "/portal/rollouts"
@@ -73,7 +74,7 @@ def test_signed_in_user_without_the_right_gets_a_403_page_not_a_login_loop(setti
     settings.ROLLOUTS_ACCESS = "rollouts.access.require_staff"
     request = RequestFactory().get(PREFIX + "/train/0/")
     request.user = SimpleNamespace(is_authenticated=True, is_active=True, is_staff=False)
-    response = pages.step_page(request, bucket="train", step="0")
+    response = samples.step_page(request, bucket="train", step="0")
     response.render()
     assert response.status_code == 403
     assert access.DENIED_MESSAGE in response.content.decode()

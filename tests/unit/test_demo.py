@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from rollouts import demo
-from rollouts.store import Catalog, trends
+from rollouts.store import Catalog, reading
 from rollouts.store.catalog import find_runs
 from rollouts.store.stats import step_stats
 
@@ -391,7 +391,7 @@ def test_module_runs_as_a_script(tmp_path: Path) -> None:
 
 
 # -- curves and the three demo runs ------------------------------------------------------------
-# Smaller than write_demo_runs' defaults to stay fast; still more steps than trends.WINDOW past
+# Smaller than write_demo_runs' defaults to stay fast; still more steps than reading.WINDOW past
 # the plateau's early rise, and 48 samples keep the plateau within its 15 % range.
 RUN_STEPS, RUN_EVERY, RUN_SAMPLES = 24, 8, 48
 
@@ -428,7 +428,7 @@ def run_stats(runs: dict[str, Path]) -> dict[str, list[dict[str, Any]]]:
 
 def read(stats: list[dict[str, Any]]) -> dict[str, Any]:
     # A step without a numeric reward (the object-reward step) has a mean of None: left out.
-    return trends.reading(
+    return reading.reading(
         [finite(st["reward"]["mean"]) for st in stats],
         truncation=[finite(st["truncation_rate"]) for st in stats],
         zero_signal=[finite(st["groups"]["zero_signal_share"]) for st in stats],

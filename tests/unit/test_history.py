@@ -10,9 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from rollouts.store import BadRequest, Catalog, StepIndex, ValueRange, find_runs, history
+from rollouts.store import (
+    BadRequest,
+    Catalog,
+    Selection,
+    StepIndex,
+    ValueRange,
+    find_runs,
+    history,
+)
 from rollouts.store.diskcache import DiskCache, default_directory
-from rollouts.store.history import cards, convergence, metrics_of, series
+from rollouts.store.history import History
+from rollouts.store.reading import cards, convergence, metrics_of, series
 from rollouts.store.stats import group_rows, group_table, step_stats
 from tests.support.data import sample
 
@@ -27,9 +36,12 @@ def step_lines(rewards: list[float], truncated: int = 0) -> list[dict]:
     ]
 
 
+PROCESSES = 2  # what a 2-core machine gets by default
+
+
 def history_of(root: Path, disk: DiskCache | None = None):
     catalog = Catalog(root, disk=disk)
-    return catalog, catalog.history("train").wait(timeout=30)
+    return catalog, History(catalog, "train", PROCESSES).wait(timeout=30)
 
 
 def test_history_has_one_point_per_step_in_step_order(write_step, tmp_path):
@@ -83,17 +95,19 @@ def test_metrics_flatten_datasets_components_and_statuses(write_step):
 def test_a_new_and_a_grown_step_are_picked_up_and_a_removed_one_dropped(write_step, tmp_path):
     write_step("train", 0, step_lines([0.0, 1.0]))
     first = write_step("train", 1, step_lines([1.0, 1.0]))
-    catalog, snapshot = history_of(tmp_path / "data")
+    catalog = Catalog(tmp_path / "data")
+    bucket = History(catalog, "train", PROCESSES)
+    snapshot = bucket.wait(timeout=30)
     assert series(snapshot.points, "samples") == [2, 2]
     with first.open("a") as f:  # step 1 grows by two samples of reward 0
         f.write("".join(json.dumps(s) + "\n" for s in step_lines([0.0, 0.0])))
     write_step("train", 2, step_lines([0.5]))
-    snapshot = catalog.history("train").wait(timeout=30)
+    snapshot = bucket.wait(timeout=30)
     assert [p.step for p in snapshot.points] == [0, 1, 2]
     assert series(snapshot.points, "samples") == [2, 4, 1]
     assert series(snapshot.points, "reward_mean") == [0.5, 0.5, 0.5]
     (tmp_path / "data" / "train" / "0.jsonl").unlink()
-    snapshot = catalog.history("train").wait(timeout=30)
+    snapshot = bucket.wait(timeout=30)
     assert [p.step for p in snapshot.points] == [1, 2]
 
 
@@ -164,7 +178,17 @@ def test_disk_columns_are_adopted_for_sorting_without_decoding(write_step, tmp_p
     index = restarted.open_step("train", "0.jsonl")
     restarted.columns(index)
     assert index.columns_ready
-    assert list(restarted.ordering(index, "reward", "desc", {})) == [2, 5, 8, 1, 4, 7, 0, 3, 6]
+    assert list(restarted.ordering(index, Selection("reward", descending=True))) == [
+        2,
+        5,
+        8,
+        1,
+        4,
+        7,
+        0,
+        3,
+        6,
+    ]
     assert restarted.stats(index)["samples"] == 9
 
 
@@ -250,10 +274,10 @@ def test_range_filter_matches_the_histogram_bins_exactly(write_step, tmp_path):
     edges, last = hist["edges"], len(hist["counts"]) - 1
     for i, count in enumerate(hist["counts"]):
         value_range = ValueRange("response_length", edges[i], edges[i + 1], i == last)
-        inside = catalog.ordering(index, None, "asc", {}, value_range)
+        inside = catalog.ordering(index, Selection(range=value_range))
         assert len(inside) == count, (value_range, list(inside))
     with pytest.raises(BadRequest, match="range of 'status'"):
-        catalog.ordering(index, None, "asc", {}, ValueRange("status", 0, 1))
+        catalog.ordering(index, Selection(range=ValueRange("status", 0, 1)))
 
 
 def test_group_rows_and_table(write_step, tmp_path):

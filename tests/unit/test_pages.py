@@ -9,8 +9,9 @@ import re
 import pytest
 from django.core.cache import caches
 
-from rollouts import context
-from rollouts.presenter import format_bytes, format_number, info_rows, value_node
+from rollouts.presentation.formatting import format_bytes, format_number
+from rollouts.presentation.sample import info_rows, value_node
+from rollouts.views import samples
 from tests.support.data import sample
 from tests.support.pages import PREFIX, Page, page
 
@@ -367,7 +368,7 @@ def test_json_twin_of_a_sample_outside_the_filter_redirects_to_the_step_twin(cli
 
 
 def test_big_step_shows_the_first_sample_before_its_columns(client, write_step, monkeypatch):
-    monkeypatch.setattr(context, "INLINE_COLUMNS_BYTES", 0)
+    monkeypatch.setattr(samples, "INLINE_COLUMNS_BYTES", 0)
     write_step("train", 0, [sample(i) for i in range(4)])
     p = page(client, "/train/0/sample/2/")
     assert position_text(p) == "Sample 3 of 4"
@@ -378,7 +379,7 @@ def test_big_step_shows_the_first_sample_before_its_columns(client, write_step, 
 def test_before_its_columns_an_object_reward_is_offered_by_component(
     client, write_step, monkeypatch
 ):
-    monkeypatch.setattr(context, "INLINE_COLUMNS_BYTES", 0)
+    monkeypatch.setattr(samples, "INLINE_COLUMNS_BYTES", 0)
     write_step("train", 0, [sample(0, reward={"acc": 1, "format": 0.5, "note": "x"})])
     sorts = page(client, "/train/0/").html.split('id="rv-sort"')[1].split("</select>")[0]
     assert 'value="reward.acc"' in sorts and 'value="reward.format"' in sorts

@@ -1,4 +1,4 @@
-"""rollouts.render: chat turns, tagged blocks, special tokens and pad runs, as data."""
+"""rollouts.presentation.render: chat turns, tagged blocks, special tokens and pad runs, as data."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from rollouts.render import (
+from rollouts.presentation.render import (
     Block,
     Rendered,
     Span,

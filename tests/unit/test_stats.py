@@ -52,17 +52,20 @@ def test_histogram_of_few_distinct_values_has_one_bar_per_value():
     assert histogram([]) == {"kind": "values", "values": [], "counts": []}
 
 
-def test_groups_zero_signal_success_and_mean_std():
+def test_groups_zero_signal_success_and_mean_std(write_step):
     # group 0: rewards 1, 0 (signal, success, std 0.5); group 1: 0, 0 (no signal, no success,
-    # std 0); group 2: a single sample, reward 1 (no signal, success, std 0); NaN left out.
-    g = group_stats([0, 0, 1, 1, 2, 3], [1.0, 0.0, 0.0, 0.0, 1.0, math.nan])
+    # std 0); group 2: a single sample, reward 1 (no signal, success, std 0); group 3 has only a
+    # NaN reward and is left out.
+    groups, rewards = [0, 0, 1, 1, 2, 3], [1.0, 0.0, 0.0, 0.0, 1.0, math.nan]
+    lines = [sample(i, group_index=g, reward=r) for i, (g, r) in enumerate(zip(groups, rewards))]
+    g = stats_of(write_step, lines)["groups"]
     assert g == {
         "groups": 3,
         "zero_signal_share": 2 / 3,
         "success_share": 2 / 3,
         "mean_std": pytest.approx(0.5 / 3),
     }
-    assert group_stats([], [])["groups"] == 0
+    assert group_stats([])["groups"] == 0
 
 
 def test_step_stats_counts_status_reward_lengths_and_invalid_lines(write_step):

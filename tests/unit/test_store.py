@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rollouts.store import BadRequest, Catalog, NotFound, UnreadableLine
+from rollouts.store import BadRequest, Catalog, NotFound, Selection, UnreadableLine, order_positions
 from tests.support.data import sample
 
 
@@ -138,7 +138,7 @@ def test_malformed_and_non_object_lines_are_invalid_with_line_numbers(write_step
     with pytest.raises(UnreadableLine) as err:
         index.read(1)
     assert err.value.line == 2
-    assert list(index.valid_positions()) == [0, 5]
+    assert list(order_positions(index)) == [0, 5]
 
 
 def test_non_utf8_bytes_are_replaced_not_fatal(write_step, data_dir):
@@ -148,14 +148,14 @@ def test_non_utf8_bytes_are_replaced_not_fatal(write_step, data_dir):
     got = index.read(0)
     assert got.decoded.value("response") == "answer \ufffd\ufffd 0"
     assert any("UTF-8" in w for w in got.decoded.warnings)
-    assert list(catalog.ordering(index, None, "asc", {})) == [0, 1]
+    assert list(catalog.ordering(index)) == [0, 1]
 
 
 def test_empty_file_has_no_samples(write_step, data_dir):
     write_step("train", 0, [])
     catalog, index = open_step(data_dir, "train", "0.jsonl")
     assert len(index) == 0
-    assert list(catalog.ordering(index, None, "asc", {})) == []
+    assert list(catalog.ordering(index)) == []
     with pytest.raises(NotFound):
         index.read(0)
 
@@ -282,7 +282,7 @@ def test_sort_is_stable_with_missing_values_last(write_step, data_dir, order):
     rewards = [0.5, None, 1.0, math.nan, 0.5, "high", 0.0, {"acc": 1}]
     write_step("train", 0, [sample(i, reward=r) for i, r in enumerate(rewards)])
     catalog, index = open_step(data_dir, "train", "0.jsonl")
-    got = list(catalog.ordering(index, "reward", order, {}))
+    got = list(catalog.ordering(index, Selection.from_params({"sort": "reward", "order": order})))
     numeric = [(i, r) for i, r in enumerate(rewards) if isinstance(r, float) and not math.isnan(r)]
     expected = [i for i, _ in sorted(numeric, key=lambda t: t[1], reverse=order == "desc")]
     expected += [i for i in range(len(rewards)) if i not in expected]
@@ -298,19 +298,21 @@ def test_filters_select_by_status_and_dataset(write_step, data_dir):
     ]
     write_step("eval", 0, records)
     catalog, index = open_step(data_dir, "eval", "0.jsonl")
-    assert list(catalog.ordering(index, None, "asc", {"dataset": "中文数学"})) == [1, 2]
-    assert list(catalog.ordering(index, "sample_index", "desc", {"status": "completed"})) == [0, 2]
+    assert list(catalog.ordering(index, Selection(filters=(("dataset", "中文数学"),)))) == [1, 2]
+    assert list(
+        catalog.ordering(index, Selection("sample_index", True, (("status", "completed"),)))
+    ) == [0, 2]
     with pytest.raises(BadRequest):
-        catalog.ordering(index, None, "asc", {"reward": "1"})
+        catalog.ordering(index, Selection(filters=(("reward", "1"),)))
 
 
 def test_unknown_sort_column_and_order_are_bad_requests(write_step, data_dir):
     write_step("train", 0, [sample(0)])
     catalog, index = open_step(data_dir, "train", "0.jsonl")
     with pytest.raises(BadRequest, match="unknown column 'nope'"):
-        catalog.ordering(index, "nope", "asc", {})
+        catalog.ordering(index, Selection("nope"))
     with pytest.raises(BadRequest):
-        catalog.ordering(index, "reward", "sideways", {})
+        Selection.from_params({"sort": "reward", "order": "sideways"})
 
 
 def test_index_lives_in_the_cache_and_is_reused(write_step, data_dir):

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from django.conf import settings
-from django.core.cache import caches
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rollouts.conf import conf, normalize_base_path
@@ -196,15 +195,15 @@ class Command(BaseCommand):
         disk = options["disk_cache"]
         if disk is not None:
             settings.ROLLOUTS_DISK_CACHE = "" if disk == "off" else disk
-        alias = getattr(settings, "ROLLOUTS_CACHE_ALIAS", "rollouts")
-        settings.CACHES[alias] = {
+        # Item assignment into the very dict Django's cache handler reads: cache objects are
+        # made per thread on first use (none exists yet), and each reads its entry then.
+        settings.CACHES[conf.CACHE_ALIAS] = {
             "BACKEND": "rollouts.cache.ByteLimitedCache",
             "OPTIONS": {
                 "MAX_BYTES": options["cache_memory"] * 1024 * 1024,
                 "MAX_ENTRIES": options["cache_entries"],
             },
         }
-        caches.__dict__.pop("settings", None)  # forget CACHES if anything read it already
         if base_path:
             settings.FORCE_SCRIPT_NAME = base_path
             settings.STATIC_URL = f"{base_path}/static/"

@@ -1,6 +1,6 @@
-"""Which data directory a request reads, and its one shared `Catalog`.
+"""Which data directory a request reads, and its one shared `Catalog` and bucket histories.
 
-The run (one of ROLLOUTS_DATA_DIRS) comes from the URL: the view wrappers take it out of the
+The run (one of ROLLOUTS_DATA_DIRS) comes from the URL: the view decorators take it out of the
 view's arguments with `bind_run`, and everything that reads data or builds a URL asks
 `current_run`.
 """
@@ -18,18 +18,20 @@ from .cache import ByteLimitedCache
 from .conf import conf
 from .store import Catalog, NotFound, StoreError
 from .store.diskcache import DiskCache
+from .store.history import History
 
 
 class Unavailable(StoreError):
     """The data directory itself is missing or unreadable."""
 
 
-_catalogs: dict[tuple[str, str], Catalog] = {}
-_catalogs_lock = threading.Lock()
+_catalogs: dict[tuple[str, str, str], Catalog] = {}
+_histories: dict[tuple[Catalog, str], History] = {}
+_lock = threading.Lock()
 _fallback_cache = ByteLimitedCache("rollouts-fallback", {})
 
 
-def index_cache():
+def index_cache() -> Any:
     try:
         return caches[conf.CACHE_ALIAS]
     except InvalidCacheBackendError:
@@ -74,7 +76,7 @@ def catalog_of(data_dir: Path) -> Catalog:
     key = (str(data_dir), conf.CACHE_ALIAS, str(disk))
     catalog = _catalogs.get(key)
     if catalog is None:
-        with _catalogs_lock:
+        with _lock:
             try:
                 catalog = _catalogs.get(key) or Catalog(
                     data_dir, index_cache(), DiskCache(disk) if disk else None
@@ -85,3 +87,14 @@ def catalog_of(data_dir: Path) -> Catalog:
                     f"the data directory {Path(data_dir).name!r} is not readable"
                 ) from None
     return catalog
+
+
+def history_of(catalog: Catalog, bucket: str) -> History:
+    """The bucket's one `History` (per-step statistics indexed in the background)."""
+    catalog.bucket_dir(bucket)  # NotFound for an unknown bucket
+    with _lock:
+        history = _histories.get((catalog, bucket))
+        if history is None:
+            history = _histories[(catalog, bucket)] = History(catalog, bucket)
+    history.processes = conf.INDEX_PROCESSES  # read each time: the setting may change
+    return history

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from rollouts.store.trends import noise, reading, slope
+from rollouts.store.reading import noise, reading, slope
 
 
 def test_slope_is_least_squares_per_step():

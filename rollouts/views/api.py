@@ -1,38 +1,32 @@
-"""HTTP in, store calls, HTTP out. Every JSON shape here is documented in the README."""
+"""The JSON API of a data directory's files: buckets, steps, samples, columns, statistics, and the
+index cache. Every shape here is documented in the README; `subdir` is a bucket and `filename`
+a step file, as in the original tool's API."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from http import HTTPStatus
 
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from .catalogs import get_catalog, index_cache
-from .conf import conf
-from .context import Query
-from .http import (
-    JSON_TYPE,
-    api_view,
-    dumps,
-    error_response,
-    int_param,
-    is_same_origin,
-    json_response,
-)
-from .store import BadRequest, StepIndex, StoreError, line_as_json
+from ..conf import conf
+from ..query import int_param, selection_of
+from ..runs import get_catalog, index_cache
+from ..store import BadRequest, StepIndex, StoreError, line_as_json, step_name
+from .decorators import api, is_same_origin
+from .responses import JSON_TYPE, error_response, json_response, stream_object, with_raw
 
 
-# -- JSON API --------------------------------------------------------------------------------
-@api_view("GET", "HEAD")
-def api_subdirs(request: HttpRequest) -> HttpResponse:
+@api("GET", "HEAD")
+def api_subdirs(request: HttpRequest) -> HttpResponseBase:
     catalog = get_catalog(request)
     return json_response({"data_dir": catalog.name, "subdirs": catalog.buckets()})
 
 
-@api_view("GET", "HEAD")
-def api_steps(request: HttpRequest, subdir: str) -> HttpResponse:
+@api("GET", "HEAD")
+def api_steps(request: HttpRequest, subdir: str) -> HttpResponseBase:
     steps = get_catalog(request).steps(subdir)
     return json_response(
         {
@@ -43,20 +37,6 @@ def api_steps(request: HttpRequest, subdir: str) -> HttpResponse:
             "total": len(steps),
         }
     )
-
-
-def _stream_object(
-    head: dict, key: str, items: Iterable[bytes], tail: Callable[[], dict]
-) -> Iterator[bytes]:
-    """`head` as a JSON object, then `key` holding already-encoded JSON items, then `tail()`.
-
-    Streamed item by item, so a page of 500 multi-MB samples or a whole 1 GB step is never
-    held in memory; `tail` is called last, so it can report what the items counted.
-    """
-    yield dumps(head)[:-1] + b', "' + key.encode() + b'": ['
-    for number, item in enumerate(items):
-        yield (b", " if number else b"") + item
-    yield b"], " + dumps(tail())[1:-1] + b"}"
 
 
 def _page_items(index: StepIndex, positions: list[int]) -> Iterator[bytes]:
@@ -70,14 +50,14 @@ def _page_items(index: StepIndex, positions: list[int]) -> Iterator[bytes]:
         yield line_as_json(sample.decoded, sample.data)
 
 
-@api_view("GET", "HEAD")
-def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
+@api("GET", "HEAD")
+def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpResponseBase:
     page = int_param(request, "page", 1, 1, 10**9)
     page_size = int_param(request, "page_size", 50, 1, conf.MAX_PAGE_SIZE)
-    query = Query(request)
+    selection = selection_of(request)
     catalog = get_catalog(request)
     index = catalog.open_step(subdir, filename)
-    ordering = catalog.ordering(index, query.sort, query.order, query.filters, query.range)
+    ordering = catalog.ordering(index, selection)
     total = len(ordering)
     positions = list(ordering[(page - 1) * page_size : page * page_size])
     head = {
@@ -87,16 +67,16 @@ def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpRespons
         "page_size": page_size,
         "total": total,
         "total_pages": math.ceil(total / page_size),
-        **query.as_json(),
+        **selection.as_json(),
     }
-    body = _stream_object(
+    body = stream_object(
         head, "samples", _page_items(index, positions), lambda: {"positions": positions}
     )
     return StreamingHttpResponse(body, content_type=JSON_TYPE)
 
 
-@api_view("GET", "HEAD")
-def api_sample(request: HttpRequest, subdir: str, filename: str, position: int) -> HttpResponse:
+@api("GET", "HEAD")
+def api_sample(request: HttpRequest, subdir: str, filename: str, position: int) -> HttpResponseBase:
     catalog = get_catalog(request)
     index = catalog.open_step(subdir, filename)
     catalog.prepare_columns(index)  # the next thing a viewer asks for is a sorted list
@@ -109,12 +89,12 @@ def api_sample(request: HttpRequest, subdir: str, filename: str, position: int) 
         "records": len(index),
         "warnings": sample.decoded.warnings,
     }
-    body = dumps(head)[:-1] + b', "sample": ' + line_as_json(sample.decoded, sample.data) + b"}"
+    body = with_raw(head, "sample", line_as_json(sample.decoded, sample.data))
     return HttpResponse(body, content_type=JSON_TYPE)
 
 
-@api_view("GET", "HEAD")
-def api_columns(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
+@api("GET", "HEAD")
+def api_columns(request: HttpRequest, subdir: str, filename: str) -> HttpResponseBase:
     catalog = get_catalog(request)
     index = catalog.open_step(subdir, filename)
     columns = catalog.columns(index)
@@ -140,8 +120,8 @@ def api_columns(request: HttpRequest, subdir: str, filename: str) -> HttpRespons
     )
 
 
-@api_view("GET", "HEAD")
-def api_stats(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
+@api("GET", "HEAD")
+def api_stats(request: HttpRequest, subdir: str, filename: str) -> HttpResponseBase:
     """Counts, reward, lengths, groups and histograms of one step, from its columns."""
     catalog = get_catalog(request)
     index = catalog.open_step(subdir, filename)
@@ -170,8 +150,8 @@ def step_summary(index: StepIndex) -> dict:
     }
 
 
-@api_view("GET", "HEAD")
-def api_file(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
+@api("GET", "HEAD")
+def api_file(request: HttpRequest, subdir: str, filename: str) -> HttpResponseBase:
     """The whole step, streamed line by line: a 1 GB step never sits in memory."""
     index = get_catalog(request).open_step(subdir, filename)
     count = 0
@@ -183,10 +163,9 @@ def api_file(request: HttpRequest, subdir: str, filename: str) -> HttpResponse:
             yield line_as_json(decoded, data)
 
     head = {"subdir": subdir, "filename": filename}
-    body = _stream_object(head, "samples", records(), lambda: {"total": count})
+    body = stream_object(head, "samples", records(), lambda: {"total": count})
     response = StreamingHttpResponse(body, content_type=JSON_TYPE)
-    stem = filename.removesuffix(".jsonl")
-    response["Content-Disposition"] = f'inline; filename="{subdir}-{stem}.json"'
+    response["Content-Disposition"] = f'inline; filename="{subdir}-{step_name(filename)}.json"'
     return response
 
 
@@ -195,20 +174,20 @@ def _cache_stats() -> dict:
     return cache.stats() if hasattr(cache, "stats") else {}  # a portal's own backend may not
 
 
-@api_view("GET", "HEAD")
-def api_cache_stats(request: HttpRequest) -> HttpResponse:
+@api("GET", "HEAD")
+def api_cache_stats(request: HttpRequest) -> HttpResponseBase:
     return json_response({"alias": conf.CACHE_ALIAS, **_cache_stats()})
 
 
 @csrf_exempt  # protected by the same-origin check below; see the README's Security section
-@api_view("POST")
-def api_cache_clear(request: HttpRequest) -> HttpResponse:
+@api("POST")
+def api_cache_clear(request: HttpRequest) -> HttpResponseBase:
     if not is_same_origin(request):
         return error_response(HTTPStatus.FORBIDDEN, "cross-origin requests may not clear the cache")
     index_cache().clear()
     return json_response({"ok": True, "alias": conf.CACHE_ALIAS, **_cache_stats()})
 
 
-@api_view()
-def api_not_found(request: HttpRequest, rest: str) -> HttpResponse:
+@api()
+def api_not_found(request: HttpRequest, rest: str) -> HttpResponseBase:
     return error_response(HTTPStatus.NOT_FOUND, "no such API endpoint")

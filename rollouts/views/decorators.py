@@ -1,0 +1,167 @@
+"""Every view is one of two kinds, and these decorators are the only way in.
+
+`page`: an HTML page (GET/HEAD); `api(*methods)`: a JSON endpoint. Both take the run out of the
+URL, run the access check before anything touches the data, and turn what the store raises
+into an answer of their kind: the message in the normal page layout, or the JSON error shape.
+Nothing unexpected reaches a client as a traceback or a server path.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.utils.cache import patch_vary_headers
+
+from ..access import DENIED_MESSAGE, denied_page, is_allowed
+from ..runs import bind_run, get_catalog
+from ..store import StoreError, UnreadableLine
+from .header import header_context
+from .responses import error_response, status_of
+
+logger = logging.getLogger("rollouts")
+
+View = Callable[..., HttpResponseBase]
+FRAGMENT_HEADER = "RV-Fragment"  # "1": just the swappable <main>, for instant navigation
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# No inline script, nothing from another origin; sample text can never become code.
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "font-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
+
+
+class Redirect(Exception):
+    """Raised by a context builder: answer with a redirect to `url` instead of the page."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.url = url
+
+
+def page(view: View) -> View:
+    """A read-only HTML page: store errors become the message in the page layout, not a 500."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        response = _answer_page(view, request, args, kwargs)
+        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        patch_vary_headers(response, (FRAGMENT_HEADER,))
+        return response
+
+    return wrapper
+
+
+def _answer_page(
+    view: View, request: HttpRequest, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> HttpResponseBase:
+    if request.method not in ("GET", "HEAD"):
+        response = HttpResponse(status=HTTPStatus.METHOD_NOT_ALLOWED)
+        response["Allow"] = "GET, HEAD"
+        return response
+    bind_run(request, kwargs)
+    if not is_allowed(request):
+        return denied_page(request)
+    try:
+        return view(request, *args, **kwargs)
+    except Redirect as redirect:
+        return HttpResponseRedirect(redirect.url)
+    except StoreError as exc:
+        return error_page(request, exc, kwargs.get("bucket"))
+
+
+def api(*methods: str) -> Callable[[View], View]:
+    """A JSON endpoint answering only `methods` (any, if none are given).
+
+    Store errors become the JSON error shape with their status; anything unexpected becomes
+    a bare 500 with the details in the log, never in the response.
+    """
+
+    def decorate(view: View) -> View:
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            if methods and request.method not in methods:
+                allowed = ", ".join(methods)
+                response = error_response(
+                    HTTPStatus.METHOD_NOT_ALLOWED, f"{request.method} is not allowed; use {allowed}"
+                )
+                response["Allow"] = allowed
+                return response
+            bind_run(request, kwargs)
+            if not is_allowed(request):
+                return error_response(HTTPStatus.FORBIDDEN, DENIED_MESSAGE)
+            try:
+                return view(request, *args, **kwargs)
+            except Redirect as redirect:
+                return HttpResponseRedirect(redirect.url)
+            except UnreadableLine as exc:
+                return error_response(status_of(exc), str(exc), line=exc.line)
+            except StoreError as exc:
+                return error_response(status_of(exc), str(exc))
+            except Exception:
+                logger.exception("unexpected error in %s", request.path)
+                return error_response(
+                    HTTPStatus.INTERNAL_SERVER_ERROR, "internal error; see the server log"
+                )
+
+        # A read-only endpoint has no state to protect, and Django's CSRF check would answer a
+        # stray POST with an HTML 403 page instead of our JSON 405. Endpoints that accept a
+        # write keep the check (or, like cache/clear, do their own same-origin check).
+        if not set(methods) - SAFE_METHODS:
+            wrapper.csrf_exempt = True  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+def render_sample_page(request: HttpRequest, context: dict[str, Any], status: int) -> HttpResponse:
+    """The sample page's layout (or only its <main>, when the script asks for a fragment)."""
+    fragment = request.headers.get(FRAGMENT_HEADER) == "1"
+    template = "rollouts/_main.html" if fragment else "rollouts/sample.html"
+    return TemplateResponse(request, template, context, status=status)
+
+
+def error_page(request: HttpRequest, exc: StoreError, bucket: str | None = None) -> HttpResponse:
+    """The message in the normal layout, with whatever navigation still works around it."""
+    context: dict[str, Any] = {"error": str(exc), "bucket": bucket}
+    try:
+        catalog = get_catalog(request)
+        buckets = catalog.buckets()
+        shown = bucket if bucket in buckets else buckets[0]
+        context.update(header_context(request, catalog, shown, None))
+        if bucket not in buckets:
+            context["bucket"] = None
+    except StoreError:
+        pass
+    return render_sample_page(request, context, status_of(exc))
+
+
+def is_same_origin(request: HttpRequest) -> bool:
+    """A browser POST must come from our own pages; scripts (no Origin header) may POST.
+
+    Browsers send `Origin` (and `Sec-Fetch-Site`) on every cross-site POST, so checking them
+    stops cross-site requests without making curl users fetch a CSRF token first.
+    """
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None and site not in ("same-origin", "none"):
+        return False
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return True
+    return urlsplit(origin).netloc == request.get_host()

@@ -1,0 +1,45 @@
+"""The header of every page of a bucket: the run, the buckets, the step selector, the page
+links and the live hooks (the poll URL and interval, the newest step the page knows)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from django.urls import reverse
+
+from ..conf import conf
+from ..links import app_url, step_entries, step_url
+from ..runs import current_run
+from ..store import Catalog
+
+
+def header_context(
+    request: HttpRequest, catalog: Catalog, bucket: str, step: str | None
+) -> dict[str, Any]:
+    steps = catalog.steps(bucket)
+    run = current_run(request)
+    shown = next((s for s in steps if s.name == step), None)
+    return {
+        "data_dir": catalog.name,
+        "run": run,
+        "runs_url": reverse("rollouts:runs") if run is not None else None,
+        "buckets": [
+            {
+                "name": name,
+                "url": app_url(request, "bucket", bucket=name),
+                "trends_url": app_url(request, "trends", bucket=name),
+            }
+            for name in catalog.buckets()
+        ],
+        "bucket": bucket,
+        "step": step,
+        "step_size_bytes": shown.size_bytes if shown is not None else None,
+        "steps": step_entries(request, bucket, steps),
+        "latest": steps[-1] if steps else None,
+        "poll_url": app_url(request, "api-poll", subdir=bucket),
+        "poll_ms": conf.POLL_MS,
+        "trends_url": app_url(request, "trends", bucket=bucket),
+        "samples_url": step_url(request, bucket, step) if step else None,
+        "stats_url": app_url(request, "step-stats", bucket=bucket, step=step) if step else None,
+    }

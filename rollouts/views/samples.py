@@ -1,0 +1,277 @@
+"""The sample pages of a step and their JSON twins, built from one context.
+
+A page's whole state is in its URL: bucket and step in the path, the sample as its line
+position (stable while the file grows, unlike its rank in a sorted list), and the selection
+(sort, order, filters, range) in the query string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from http import HTTPStatus
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
+
+from ..conf import conf
+from ..links import app_url, sample_url, step_url
+from ..presentation.render import compile_mask
+from ..presentation.sample import present_sample
+from ..query import query_suffix, selection_of
+from ..runs import get_catalog
+from ..store import (
+    CATEGORICAL_KEYS,
+    BadRequest,
+    Catalog,
+    NotFound,
+    Selection,
+    StepIndex,
+    UnreadableLine,
+    dumps_strict,
+    line_as_json,
+    rank_of,
+    step_filename,
+)
+from .decorators import Redirect, api, page, render_sample_page
+from .header import header_context
+from .responses import JSON_TYPE, with_raw
+
+# Steps up to this size get their columns before the first page (well under 0.1 s), so small
+# steps never show a provisional ordering; bigger ones show the first sample at once instead.
+INLINE_COLUMNS_BYTES = 32 * 1024 * 1024
+# What the JSON twin carries of the page's context, besides the sample.
+TWIN_KEYS = (
+    "data_dir", "bucket", "step", "filename", "records", "total", "columns_ready", "invalid",
+    "partial_tail_bytes", "position", "rank", "line", "warnings", "neighbours", "error",
+    "error_line", "empty",
+)  # fmt: skip
+
+
+def ordering_of(catalog: Catalog, index: StepIndex, selection: Selection) -> Sequence[int]:
+    """Positions in the page's order. A big step in file order opens at once, without waiting
+    for its columns (decoded in the background meanwhile)."""
+    if selection.is_file_order and index.identity.size > INLINE_COLUMNS_BYTES:
+        catalog.prepare_columns(index)
+        return catalog.ordering(index, selection, wait=False)
+    return catalog.ordering(index, selection)
+
+
+def sample_context(
+    request: HttpRequest, bucket: str, step: str, position: int | None, *, twin: bool = False
+) -> tuple[dict[str, Any], int]:
+    """Everything the sample page (or, with `twin`, its JSON twin) shows, and the HTTP status.
+
+    Raises `Redirect` to the step's first matching sample when the URL names a sample that
+    the selection leaves out.
+    """
+    catalog = get_catalog(request)
+    context = header_context(request, catalog, bucket, step)
+    selection = selection_of(request)
+    filename = step_filename(step)
+    index = catalog.open_step(bucket, filename)
+    ordering = ordering_of(catalog, index, selection)
+    step_link = step_url(request, bucket, step)
+    suffix = query_suffix(selection)
+    context.update(
+        {
+            "query": selection,
+            "filename": filename,
+            "records": len(index),
+            "total": len(ordering),
+            "columns_ready": index.columns_ready,
+            "invalid": index.invalid_lines(),
+            "partial_tail_bytes": index.partial_tail_bytes,
+            "step_url": step_link + suffix,
+            "form_url": step_link,
+            "json_url": app_url(request, "api-view-step", bucket=bucket, step=step) + suffix,
+            "sample": None,
+            "error": None,
+        }
+    )
+    if index.columns_ready:  # once per version of the file (Catalog.stats keeps it)
+        context["summary"] = catalog.stats(index)
+    if selection.range is not None:
+        context["clear_range_url"] = step_link + query_suffix(selection, range="")
+    if not ordering:
+        if selection.filters or selection.range:
+            conditions = ", ".join(selection.conditions())
+            context["error"] = f"No samples in this step match {conditions}"
+        elif len(index) == 0:  # news, not an error: a live run has just created the file
+            context["empty"] = f"Step {step} has no samples yet."
+        else:
+            context["error"] = f"No line of step {step} could be read."
+        context["choices"] = _choices(index, None, selection)
+        return context, HTTPStatus.OK
+
+    if position is None:
+        position = ordering[0]
+    rank = rank_of(ordering, position)
+    if rank is None:
+        if position >= len(index) or position < 0:
+            raise NotFound(f"step {step} has no sample at position {position}")
+        if position in index.invalid:  # a link to it, made before the line was known bad
+            return _unreadable(
+                context, index, selection, index.lines[position], index.invalid[position]
+            )
+        first = "api-view-step" if twin else "step"
+        raise Redirect(app_url(request, first, bucket=bucket, step=step) + suffix)
+
+    def url_at(r: int) -> str:
+        return sample_url(request, bucket, step, ordering[r]) + suffix
+
+    last = len(ordering) - 1
+    here = sample_url(request, bucket, step, position)
+    context.update(
+        {
+            "position": position,
+            "rank": rank + 1,
+            "page_url": url_at(rank),
+            "json_url": app_url(
+                request, "api-view-sample", bucket=bucket, step=step, position=position
+            )
+            + suffix,
+            "form_action": here,
+            "clear_range_url": here + query_suffix(selection, range=""),
+            "first_url": url_at(0),
+            "last_url": url_at(last),
+            "prev_url": url_at(rank - 1) if rank > 0 else None,
+            "next_url": url_at(rank + 1) if rank < last else None,
+            "neighbours": {
+                "first": ordering[0],
+                "prev": ordering[rank - 1] if rank > 0 else None,
+                "next": ordering[rank + 1] if rank < last else None,
+                "last": ordering[last],
+            },
+        }
+    )
+    try:
+        record = index.read(position)
+    except UnreadableLine as exc:
+        return _unreadable(context, index, selection, exc.line, exc.reason)
+    decoded = record.decoded
+    values = decoded.values()
+    context["line"] = record.line
+    context["warnings"] = decoded.warnings
+    context["sample"] = present_sample(values, compile_mask(conf.MASK_STR))
+    context["sample_json"] = line_as_json(decoded, record.data)
+    group = values.get("group_index")
+    if isinstance(group, int) and not isinstance(group, bool) and group >= 0:
+        context["group_index"] = group
+        context["group_url"] = app_url(request, "group", bucket=bucket, step=step, group=group)
+    context["choices"] = _choices(index, values, selection)
+    return context, HTTPStatus.OK
+
+
+def _unreadable(
+    context: dict[str, Any], index: StepIndex, selection: Selection, line: int, reason: str
+) -> tuple[dict[str, Any], int]:
+    context["error"] = f"Line {line} of step {context['step']} could not be read: {reason}"
+    context["error_line"] = line
+    context["choices"] = _choices(index, None, selection)
+    return context, HTTPStatus.UNPROCESSABLE_ENTITY
+
+
+def _choices(index: StepIndex, sample: dict[str, Any] | None, selection: Selection) -> dict:
+    """Sort columns and filter values for the controls.
+
+    Before the column pass has finished, the shown sample's own numeric fields stand in, so the
+    controls are usable on a step that is still being indexed.
+    """
+    columns = index.columns if index.columns_ready else None
+    if columns is not None:
+        sorts = sorted(columns.numeric)
+        values = {name: list(columns.categories.get(name, [])) for name in CATEGORICAL_KEYS}
+    else:
+        sample = sample or {}
+        numbers = {k: v for k, v in sample.items() if _is_number(v)}
+        reward = sample.get("reward")
+        if isinstance(reward, dict):  # an object reward is sorted by its components
+            numbers.update({f"reward.{k}": v for k, v in reward.items() if _is_number(v)})
+        sorts = sorted(numbers)
+        values = {
+            name: [sample[name]] if isinstance(sample.get(name), str) else []
+            for name in CATEGORICAL_KEYS
+        }
+    if selection.sort and selection.sort not in sorts:
+        sorts.append(selection.sort)
+    for name, wanted in selection.filters:
+        if wanted not in values[name]:
+            values[name].append(wanted)
+    return {
+        "sorts": sorts,
+        "statuses": sorted(values["status"]),
+        "datasets": sorted(values["dataset"]),
+    }
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# -- pages -------------------------------------------------------------------------------------
+@page
+def step_page(request: HttpRequest, bucket: str, step: str) -> HttpResponse:
+    wanted = request.GET.get("i")
+    if wanted:
+        return _jump(request, bucket, step, wanted)
+    context, status = sample_context(request, bucket, step, None)
+    return render_sample_page(request, context, status)
+
+
+def _jump(request: HttpRequest, bucket: str, step: str, wanted: str) -> HttpResponse:
+    """`?i=K`: the K-th sample (1-based) of the current ordering, as its own URL."""
+    catalog = get_catalog(request)
+    selection = selection_of(request)
+    index = catalog.open_step(bucket, step_filename(step))
+    ordering = ordering_of(catalog, index, selection)
+    try:
+        rank = int(wanted)
+    except ValueError:
+        raise BadRequest(f"sample number must be an integer, got {wanted!r}") from None
+    if not ordering:
+        raise NotFound(f"step {step} has no samples to jump to")
+    rank = min(max(rank, 1), len(ordering))  # typing 9999 means "the last one"
+    url = sample_url(request, bucket, step, ordering[rank - 1])
+    return HttpResponseRedirect(url + query_suffix(selection))
+
+
+@page
+def sample_page(request: HttpRequest, bucket: str, step: str, position: int) -> HttpResponse:
+    context, status = sample_context(request, bucket, step, position)
+    return render_sample_page(request, context, status)
+
+
+# -- JSON twins --------------------------------------------------------------------------------
+def _twin(request: HttpRequest, bucket: str, step: str, position: int | None) -> HttpResponse:
+    context, status = sample_context(request, bucket, step, position, twin=True)
+    data: dict[str, Any] = {key: context.get(key) for key in TWIN_KEYS}
+    data.update(context["query"].as_json())
+    data["steps"] = [{"step": s["step"], "name": s["name"]} for s in context["steps"]]
+    data["buckets"] = [b["name"] for b in context["buckets"]]
+    data["choices"] = context["choices"]
+    data["urls"] = {
+        name: context.get(f"{name}_url")
+        for name in ("page", "json", "first", "prev", "next", "last")
+    }
+    presented = context["sample"]
+    if presented is None:
+        return HttpResponse(dumps_strict(data), status=status, content_type=JSON_TYPE)
+    data["info"] = [asdict(row) for row in presented.info]
+    data["rendered"] = {
+        s.name: asdict(s.rendered) for s in presented.texts if s.rendered is not None
+    }
+    body = with_raw(data, "sample", context["sample_json"])
+    return HttpResponse(body, status=status, content_type=JSON_TYPE)
+
+
+@api("GET", "HEAD")
+def api_view_step(request: HttpRequest, bucket: str, step: str) -> HttpResponseBase:
+    return _twin(request, bucket, step, None)
+
+
+@api("GET", "HEAD")
+def api_view_sample(
+    request: HttpRequest, bucket: str, step: str, position: int
+) -> HttpResponseBase:
+    return _twin(request, bucket, step, position)

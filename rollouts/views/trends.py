@@ -1,0 +1,134 @@
+"""A bucket across steps: the trends page, its JSON (per-step metrics, cards, the reading), and
+the poll that keeps every open page of the bucket live.
+
+The page draws its curves in the browser from `api/jsonl/<bucket>/trends`, because hovering,
+smoothing and live updates need a script anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.template.response import TemplateResponse
+
+from ..links import app_url, step_entries, url_maker
+from ..query import int_param
+from ..runs import get_catalog, history_of
+from ..store.history import Point
+from ..store.reading import cards, convergence, curves
+from .decorators import api, page
+from .header import header_context
+from .responses import json_response
+
+POLL_STEPS_MAX = 1000  # new steps returned by one poll (the rest come with the next)
+STEP_MAX = 2**63  # bounds of the step-number parameters
+
+
+class _Versioned(Protocol):
+    @property
+    def step(self) -> int: ...
+
+    @property
+    def size_bytes(self) -> int: ...
+
+
+def cursor_of(items: Sequence[_Versioned]) -> dict[str, int] | None:
+    """Where a client's next poll starts: the newest step it knows, and that step's size."""
+    if not items:
+        return None
+    return {"after": items[-1].step, "size": items[-1].size_bytes}
+
+
+@page
+def trends_page(request: HttpRequest, bucket: str) -> HttpResponse:
+    catalog = get_catalog(request)
+    context = header_context(request, catalog, bucket, None)
+    trends_url = app_url(request, "api-trends", subdir=bucket)
+    context.update({"page": "trends", "trends_json_url": trends_url, "json_url": trends_url})
+    return TemplateResponse(request, "rollouts/trends.html", context)
+
+
+@api("GET", "HEAD")
+def api_trends(request: HttpRequest, subdir: str) -> HttpResponseBase:
+    """Per-step metrics of a bucket, the metric cards and the convergence reading.
+
+    Answers at once with what is indexed so far (`indexed` of `total`); `?after=N` returns only
+    the points of steps after N (the cards and the reading always cover every step).
+    """
+    after = int_param(request, "after", -1, -1, STEP_MAX)
+    snapshot = history_of(get_catalog(request), subdir).snapshot()
+    points = snapshot.points
+    keys: dict[str, None] = {}
+    for point in points:
+        keys.update(dict.fromkeys(point.metrics))
+    statuses = [key for key in keys if key.startswith("status.")]
+    return json_response(
+        {
+            "subdir": subdir,
+            "total": snapshot.total,
+            "indexed": snapshot.total - snapshot.pending,
+            "done": snapshot.done,
+            "failed": [{"name": name, "error": error} for name, error in snapshot.failed.items()],
+            "after": after,
+            "step_url": url_maker(request, "step", "step", bucket=subdir)("{step}"),
+            "series": curves(keys),
+            "points": [_point_json(p, statuses) for p in points if p.step > after],
+            "cards": cards(points),
+            "reading": convergence(points),
+            "cursor": cursor_of(points),
+        }
+    )
+
+
+def _point_json(point: Point, statuses: list[str]) -> dict[str, Any]:
+    """A point; a status the bucket has but this step lacks is a 0 % share, not a gap."""
+    metrics = point.metrics
+    if metrics.get("samples"):
+        metrics = {**dict.fromkeys(statuses, 0.0), **metrics}
+    return {
+        "step": point.step,
+        "name": point.name,
+        "size_bytes": point.size_bytes,
+        "metrics": metrics,
+    }
+
+
+@api("GET", "HEAD")
+def api_poll(request: HttpRequest, subdir: str) -> HttpResponseBase:
+    """What changed in a bucket since the client's cursor: cheap when nothing did.
+
+    `after=N&size=S`: the newest step the client knows and its size. Returned: the steps after
+    N, and step N again if its size changed. `watch=NAME&watch_size=S`: the step a page shows;
+    when its size changed, its current counts (the file is indexed incrementally).
+    """
+    after = int_param(request, "after", -1, -1, STEP_MAX)
+    size = int_param(request, "size", -1, -1, STEP_MAX)
+    catalog = get_catalog(request)
+    steps = catalog.steps(subdir)
+    changed = [s for s in steps if s.step > after or (s.step == after and s.size_bytes != size)]
+    body: dict[str, Any] = {
+        "subdir": subdir,
+        "total": len(steps),
+        "changed": bool(changed),
+        "steps": step_entries(request, subdir, changed[:POLL_STEPS_MAX]),
+        "cursor": cursor_of(steps),
+        "watched": None,
+    }
+    watch = request.GET.get("watch")
+    if watch:
+        watched = next((s for s in steps if s.name == watch), None)
+        if watched is None:  # deleted (or renamed) under the page: a change, not an error
+            body["changed"] = True
+            body["watched"] = {"name": watch, "deleted": True}
+        elif watched.size_bytes != int_param(request, "watch_size", -1, -1, STEP_MAX):
+            index = catalog.open_step(subdir, watched.filename)
+            body["changed"] = True
+            body["watched"] = {
+                "name": watch,
+                "size_bytes": index.identity.size,
+                "records": len(index),
+                "partial_tail_bytes": index.partial_tail_bytes,
+            }
+    return json_response(body)
