@@ -181,7 +181,9 @@ def make_prompt(
     if problem is None:
         names = _BY_DATASET["中文数学" if style == "zh" else rng.choice(EVAL_DATASETS[:2])]
         problem = _problem(rng, rng.choice(names))
-    q, turns, images, mm = problem.question, 1, 0, None
+    q, turns, images = problem.question, 1, 0
+    # Holds the images' summary, then (below) the record fields that wrap it.
+    mm: dict[str, Any] | None = None
     prompt: str | list[dict[str, str]]
     if style == "messages":
         prompt = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": q}]
@@ -525,7 +527,10 @@ def write_demo(
         records = _eval_records(seed, step, train_steps, samples_per_step, shape)
         write_step(out / "eval" / f"{step}.jsonl", records)
     # Beside the steps, as in real runs; the viewer must not list them as steps.
-    notes = [{"rollout_id": 999, "note": "scratch notes, not a step"}, {"note": "resumed at 0"}]
+    notes: list[dict[str, Any]] = [
+        {"rollout_id": 999, "note": "scratch notes, not a step"},
+        {"note": "resumed at 0"},
+    ]
     write_step(out / "train" / NON_STEP_FILES[0], notes)
     write_step(out / "train" / NON_STEP_FILES[1], [{"rollout_id": 20, "status": "pending"}])
     return out
