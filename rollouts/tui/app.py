@@ -11,33 +11,31 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar, TypeVar
 
-from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.widgets import (
-    Button,
     Footer,
     Header,
     Input,
     Label,
-    ProgressBar,
     Select,
     SelectionList,
-    Static,
 )
-from textual.widgets.selection_list import Selection
 from textual.worker import get_current_worker
 
-from ..presentation.sample import PresentedSample, present_sample
+from ..presentation.sample import present_sample
 from ..store import IndexCache, StepIndex, StoreError
-from .session import Session, find_matches
-from .text import sample_table, sample_text
+from .find import FindBar
+from .pane import SamplePane
+from .progress import ColumnProgress
+from .session import Session
+from .sidebar import Sidebar
 
-PROGRESS_INTERVAL = 0.2  # seconds between progress-bar updates while indexing
+T = TypeVar("T")
 
 
 class RolloutsApp(App[None]):
@@ -56,7 +54,7 @@ class RolloutsApp(App[None]):
         Binding("k", "page(-1)", "page up"),
         Binding("g", "edge(0)", "top"),
         Binding("G", "edge(1)", "bottom"),
-        Binding("s", "switch_mode", "plain/table"),
+        Binding("s", "toggle_table", "plain/table"),
         Binding("r", "refresh", "refresh"),
         Binding("q", "quit", "quit"),
     ]
@@ -68,57 +66,30 @@ class RolloutsApp(App[None]):
         self.session = Session(data_dir, mask_str, cache)
         self.table_mode = False
         self.hidden_fields: set[str] = set()
-        self.matches: list[int] = []
-        self.match_number = 0  # 1-based; 0 when there is no current match
-        self.presented: PresentedSample | None = None
-        self.line = 0
-        self.plain = ""
 
     # -- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header(icon="")
         with Horizontal():
-            with Vertical(id="sidebar"):
-                yield Label("Bucket", classes="caption")
-                buckets = [(b, b) for b in self.session.buckets]
-                yield Select(buckets, id="bucket", allow_blank=False, value=self.session.bucket)
-                yield Label("Step", classes="caption")
-                steps = self._step_options()
-                # A blank entry only when there is nothing to pick.
-                chosen = {"value": self.session.step_pos} if steps else {}
-                yield Select(steps, id="step", prompt="no steps", allow_blank=not steps, **chosen)
-                yield Label("Sample", id="sample-label", classes="caption")
-                yield Input(placeholder="number, Enter", id="sample", type="integer")
-                yield Label("Dataset", id="dataset-label", classes="caption")
-                yield Select([("all datasets", "")], id="dataset", allow_blank=False)
-                yield Label("Sort", classes="caption")
-                yield Select([("file order", "")], id="sort", allow_blank=False)
-                yield Label("Fields", classes="caption")
-                yield Button("select all", id="fields-all", compact=True)
-                yield SelectionList[str](id="fields")
+            session = self.session
+            yield Sidebar(session)
             with Vertical(id="main"):
-                with Horizontal(id="findbar"):
-                    yield Input(placeholder="find in this sample", id="find")
-                    yield Label("", id="find-count")
+                yield FindBar(id="findbar")
                 yield Label("", id="status")
-                yield ProgressBar(id="progress", show_eta=False)
-                with VerticalScroll(id="pane"):
-                    yield Static("", id="view")
+                yield ColumnProgress(self.session)
+                yield SamplePane()
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#findbar").display = False
-        self.query_one("#progress").display = False
-        self._sync_buckets()
+        self._sidebar().sync_buckets(self.session)
         self._open_current_step()
-        self.set_interval(PROGRESS_INTERVAL, self._show_progress)
 
     # -- opening steps (worker threads) --------------------------------------------------
     # Threads cannot be stopped, so a worker that was superseded (the user moved on to another
     # step) finishes its reading but applies nothing: results are applied on the app's thread,
     # and only by the worker that is still current.
     def _open_current_step(self) -> None:
-        self._sync_steps()
+        self._sidebar().sync_steps(self.session)
         step = self.session.step
         if step is None:
             self.session.index = None
@@ -129,151 +100,95 @@ class RolloutsApp(App[None]):
         self._load_step(step_pos, partial(self._after_open, step_pos), "cannot open this step")
 
     @work(thread=True, exclusive=True, group="step")
-    def _load_step(self, step_pos: int, apply: Callable[[StepIndex], None], failed: str) -> None:
-        """Read the step on a worker thread; `apply` runs on the app's thread if still wanted."""
+    def _in_worker(
+        self, read: Callable[[], T], apply: Callable[[T], None], fail: Callable[[str], None]
+    ) -> None:
+        """`read` on a worker thread, then `apply` to its result (or `fail` with the error) on
+        the app's thread, only if no newer worker of the group has started meanwhile."""
         worker = get_current_worker()
         try:
-            index = self.session.load_step(step_pos)
+            result = read()
         except (StoreError, OSError) as exc:
             if not worker.is_cancelled:
-                self.call_from_thread(self._show_message, f"{failed}: {exc}")
+                self.call_from_thread(fail, str(exc))
             return
         if not worker.is_cancelled:
-            self.call_from_thread(apply, index)
+            self.call_from_thread(apply, result)
+
+    def _load_step(self, step_pos: int, apply: Callable[[StepIndex], None], failed: str) -> None:
+        """Open (or re-open) the step at `step_pos`, then `apply` its index."""
+        read = partial(self.session.load_step, step_pos)
+        self._in_worker(read, apply, lambda error: self._show_message(f"{failed}: {error}"))
 
     def _after_open(self, step_pos: int, index: StepIndex) -> None:
         self.session.show_step(step_pos, index)
-        self._sync_choices()
+        self._sidebar().sync_choices(self.session)
         self._set_status("")
         self._show_sample()
         if not index.columns_ready:
             # After the first paint: the column pass holds the GIL for seconds on a big step.
             self.call_after_refresh(self._build_columns, index)
 
-    @work(thread=True, exclusive=True, group="step")
     def _build_columns(self, index: StepIndex) -> None:
-        """The column pass on a worker thread; the progress bar follows it."""
-        worker = get_current_worker()
-        try:
-            self.session.build_columns(index)
-        except (StoreError, OSError) as exc:
-            if not worker.is_cancelled:
-                self.call_from_thread(self._set_status, f"indexing failed: {exc}")
-            return
-        if not worker.is_cancelled:
-            self.call_from_thread(self._after_columns, index)
+        """The column pass, which the progress bar follows."""
+        self._in_worker(
+            partial(self.session.build_columns, index),
+            lambda _: self._after_columns(index),
+            lambda error: self._set_status(f"indexing failed: {error}"),
+        )
 
     def _after_columns(self, index: StepIndex) -> None:
         if index is not self.session.index:
             return
         self.session.reorder()
-        self._sync_choices()
+        self._sidebar().sync_choices(self.session)
         bad = index.invalid_lines()
         if bad:
             lines = ", ".join(str(b["line"]) for b in bad[:5]) + (" ..." if len(bad) > 5 else "")
             self._set_status(f"{len(bad)} unreadable line(s) left out: line {lines}")
         self._show_sample(keep_scroll=True)
 
-    def _show_progress(self) -> None:
-        if not self.is_running:  # the timer can fire once more while the app shuts down
-            return
-        bar = self.query_one("#progress", ProgressBar)
-        done, total = self.session.columns_progress()
-        indexing = self.session.index is not None and not self.session.columns_ready
-        bar.display = indexing and total > 0
-        if bar.display:
-            bar.update(total=total, progress=done)
-
     # -- showing -------------------------------------------------------------------------
     def _show_sample(self, keep_scroll: bool = False) -> None:
         session = self.session
         label = self.query_one("#sample-label", Label)
         label.update(f"Sample {session.rank + 1} / {session.total}" if session.total else "Sample")
+        pane = self._pane()
         try:
-            self.line, sample = session.read()
+            line, sample = session.read()
         except StoreError as exc:
-            self.presented = None
+            pane.show(None)
             self._show_message(str(exc))
             return
-        self.presented = present_sample(sample, session.mask)
-        self._sync_fields(session.keys(sample))
+        pane.show(present_sample(sample, session.mask), line)
+        self._sidebar().sync_fields(session.keys(sample), self.hidden_fields)
         self._render_view()
         self._update_title()
         if not keep_scroll:
-            self.query_one("#pane", VerticalScroll).scroll_home(animate=False)
+            pane.edge(bottom=False)
 
     def _render_view(self) -> None:
-        if self.presented is None:
-            return
-        text = sample_text(self.presented, self.line, self.hidden_fields)
-        self.plain = text.plain
-        self.matches = find_matches(self.plain, self._find_query())
-        if self.match_number > len(self.matches):
-            self.match_number = min(1, len(self.matches))
-        self._highlight(text)
-        view = self.query_one("#view", Static)
-        if self.table_mode:
-            view.update(sample_table(self.presented, self.line, self.hidden_fields))
-        else:
-            view.update(text)
-        self._update_find_count()
-
-    def _highlight(self, text: Text) -> None:
-        length = len(self._find_query())
-        for number, start in enumerate(self.matches, 1):
-            style = "black on yellow" if number == self.match_number else "reverse"
-            text.stylize(style, start, start + length)
+        pane, find = self._pane(), self._find_bar()
+        pane.render_sample(self.hidden_fields, self.table_mode, find.query_text)
+        find.show_count(pane.match_number, len(pane.matches))
 
     def _show_message(self, message: str) -> None:
-        self.query_one("#view", Static).update(Text(message, style="bold red"))
+        self._pane().show_message(message)
         self._set_status(message)
 
     def _set_status(self, message: str) -> None:
         self.query_one("#status", Label).update(message)
 
+    def _sidebar(self) -> Sidebar:
+        return self.query_one("#sidebar", Sidebar)
+
+    def _pane(self) -> SamplePane:
+        return self.query_one("#pane", SamplePane)
+
     def _update_title(self) -> None:
         step = self.session.step
         where = f"{self.session.bucket} · {self.session.step_label(step)}" if step else ""
         self.sub_title = f"{self.session.catalog.name} · {where}"
-
-    # -- keeping the selectors in step with the session ----------------------------------
-    def _set_options(self, select_id: str, options: list[tuple[str, Any]], value: Any) -> None:
-        select = self.query_one(f"#{select_id}", Select)
-        # set_options() itself selects the first option; neither change is the user's.
-        with self.prevent(Select.Changed):
-            select.set_options(options)
-            if options:
-                select.value = value
-
-    def _sync_buckets(self) -> None:
-        buckets = self.session.buckets
-        self._set_options("bucket", [(b, b) for b in buckets], self.session.bucket)
-
-    def _step_options(self) -> list[tuple[str, int]]:
-        session = self.session
-        return [(session.step_label(s), pos) for pos, s in enumerate(session.steps)]
-
-    def _sync_steps(self) -> None:
-        self._set_options("step", self._step_options(), self.session.step_pos)
-
-    def _sync_choices(self) -> None:
-        session = self.session
-        self._set_options("sort", session.sort_choices(), session.selection.sort_key)
-        datasets = session.datasets()
-        self._set_options(
-            "dataset", [("all datasets", ""), *((d, d) for d in datasets)], session.dataset or ""
-        )
-        show = bool(datasets)
-        self.query_one("#dataset").display = show
-        self.query_one("#dataset-label").display = show
-
-    def _sync_fields(self, keys: list[str]) -> None:
-        fields = self.query_one("#fields", SelectionList)
-        current = [fields.get_option_at_index(i).value for i in range(fields.option_count)]
-        if current == keys:
-            return
-        fields.clear_options()
-        fields.add_options([Selection(k, k, k not in self.hidden_fields) for k in keys])
 
     # -- selectors -----------------------------------------------------------------------
     @on(Select.Changed, "#bucket")
@@ -321,30 +236,21 @@ class RolloutsApp(App[None]):
         self._show_sample()
 
     @on(SelectionList.SelectedChanged, "#fields")
-    def _fields_changed(self, event: SelectionList.SelectedChanged) -> None:
-        # Also sent after the app rebuilt the list; the selection then matches `hidden_fields`.
-        fields = event.selection_list
-        selected = set(fields.selected)
-        every = [fields.get_option_at_index(i).value for i in range(fields.option_count)]
-        self.hidden_fields = {k for k in every if k not in selected}
+    def _fields_changed(self) -> None:
+        # Also sent after the sidebar rebuilt the list; it then matches `hidden_fields` already.
+        self.hidden_fields = self._sidebar().hidden_fields()
         self._render_view()
 
-    @on(Button.Pressed, "#fields-all")
-    def _select_all_fields(self) -> None:
-        self.query_one("#fields", SelectionList).select_all()
-
     # -- find ----------------------------------------------------------------------------
-    def _find_query(self) -> str:
-        bar = self.query_one("#findbar")
-        return self.query_one("#find", Input).value if bar.display else ""
+    def _find_bar(self) -> FindBar:
+        return self.query_one("#findbar", FindBar)
 
     def action_find(self) -> None:
-        self.query_one("#findbar").display = True
-        self.query_one("#find", Input).focus()
+        self._find_bar().open()
 
     @on(Input.Changed, "#find")
     def _find_typed(self) -> None:
-        self.match_number = 1
+        self._pane().match_number = 1
         self._render_view()
         self._scroll_to_match()
 
@@ -353,38 +259,20 @@ class RolloutsApp(App[None]):
         self.action_find_next()
 
     def action_find_next(self) -> None:
-        if not self.matches:
-            return
-        self.match_number = self.match_number % len(self.matches) + 1
-        self._render_view()
-        self._scroll_to_match()
+        if self._pane().next_match():
+            self._render_view()
+            self._scroll_to_match()
 
     def action_clear_find(self) -> None:
-        find = self.query_one("#find", Input)
-        find.value = ""
-        self.query_one("#findbar").display = False
-        self.match_number = 0
-        self.query_one("#pane").focus()
+        self._find_bar().close()
+        pane = self._pane()
+        pane.match_number = 0
+        pane.focus()
         self._render_view()
 
-    def _update_find_count(self) -> None:
-        count = self.query_one("#find-count", Label)
-        if not self._find_query():
-            count.update("")
-        elif not self.matches:
-            count.update("no match")
-        else:
-            count.update(f"{self.match_number}/{len(self.matches)}")
-
     def _scroll_to_match(self) -> None:
-        if not self.matches or self.table_mode or not self.match_number:
-            return
-        offset = self.matches[self.match_number - 1]
-        pane = self.query_one("#pane", VerticalScroll)
-        width = max(pane.size.width - 2, 20)
-        # Rows above the match, counting soft wraps of each line at the pane's width.
-        rows = sum(max(1, -(-len(line) // width)) for line in self.plain[:offset].split("\n"))
-        pane.scroll_to(y=max(rows - 3, 0), animate=False)
+        if not self.table_mode:
+            self._pane().scroll_to_match()
 
     # -- actions -------------------------------------------------------------------------
     def action_move(self, delta: int) -> None:
@@ -392,16 +280,12 @@ class RolloutsApp(App[None]):
             self._show_sample()
 
     def action_step(self, delta: int) -> None:
-        session = self.session
-        target = session.step_pos + delta
-        if 0 <= target < len(session.steps):
-            session.step_pos = target
+        if self.session.move_step(delta):
             self._open_current_step()
 
     def action_switch_bucket(self) -> None:
-        buckets = self.session.buckets
-        if len(buckets) > 1:
-            following = buckets[(buckets.index(self.session.bucket) + 1) % len(buckets)]
+        following = self.session.next_bucket()
+        if following is not None:
             self._switch_to_bucket(following)
 
     def _switch_to_bucket(self, bucket: str) -> None:
@@ -410,18 +294,16 @@ class RolloutsApp(App[None]):
         except StoreError as exc:
             self._set_status(str(exc))
             return
-        self._sync_buckets()
+        self._sidebar().sync_buckets(self.session)
         self._open_current_step()
 
     def action_page(self, direction: int) -> None:
-        pane = self.query_one("#pane", VerticalScroll)
-        (pane.scroll_page_down if direction > 0 else pane.scroll_page_up)(animate=False)
+        self._pane().page(direction)
 
     def action_edge(self, bottom: int) -> None:
-        pane = self.query_one("#pane", VerticalScroll)
-        (pane.scroll_end if bottom else pane.scroll_home)(animate=False)
+        self._pane().edge(bool(bottom))
 
-    def action_switch_mode(self) -> None:
+    def action_toggle_table(self) -> None:
         self.table_mode = not self.table_mode
         self._render_view()
 
@@ -433,7 +315,7 @@ class RolloutsApp(App[None]):
         except StoreError as exc:
             self._show_message(f"refresh failed: {exc}")
             return
-        self._sync_steps()
+        self._sidebar().sync_steps(self.session)
         if session.index is None or session.step is None:
             self._open_current_step()
             return
@@ -443,6 +325,6 @@ class RolloutsApp(App[None]):
         self.session.update_index(index)
         if not index.columns_ready:
             self.call_after_refresh(self._build_columns, index)
-        self._sync_choices()
+        self._sidebar().sync_choices(self.session)
         self._show_sample(keep_scroll=True)
         self._set_status(f"refreshed: {self.session.total} samples")

@@ -7,7 +7,6 @@ second on a 1 GB file) and reads the results from its own thread; everything slo
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -58,6 +57,21 @@ class Session:
 
     def step_label(self, step: StepFile) -> str:
         return f"Step {step.step} ({format_bytes(step.size_bytes)})"
+
+    def next_bucket(self) -> str | None:
+        """The bucket after the shown one (cycling); None when there is no other."""
+        buckets = self.buckets
+        if len(buckets) < 2:
+            return None
+        return buckets[(buckets.index(self.bucket) + 1) % len(buckets)]
+
+    def move_step(self, delta: int) -> bool:
+        """Choose the step `delta` places on; False (nothing changes) past either end."""
+        target = self.step_pos + delta
+        if not 0 <= target < len(self.steps):
+            return False
+        self.step_pos = target
+        return True
 
     def switch_bucket(self, bucket: str) -> None:
         self.steps = self.catalog.steps(bucket)
@@ -222,10 +236,3 @@ class Session:
         if self.index is not None and len(self.index):
             return f"no line of {name} could be read"
         return f"{name} has no samples yet"
-
-
-def find_matches(text: str, query: str) -> list[int]:
-    """Start offsets of `query` in `text`, case-insensitive, not overlapping."""
-    if not query:
-        return []
-    return [m.start() for m in re.finditer(re.escape(query), text, re.IGNORECASE)]

@@ -37,7 +37,8 @@ from textual.worker import WorkerCancelled
 
 import rollouts.tui
 from rollouts.conf import DEFAULT_MASK_STR
-from rollouts.tui.app import PROGRESS_INTERVAL, RolloutsApp
+from rollouts.tui.app import RolloutsApp
+from rollouts.tui.progress import PROGRESS_INTERVAL
 from rollouts.tui.session import Session
 from tests.support.data import sample
 
