@@ -17,21 +17,18 @@ from __future__ import annotations
 
 import os
 
+from rollouts.server import SERVING
+
 # gunicorn alone binds 0.0.0.0:$PORT when PORT is set, which would expose every rollout to the
 # network. The proxy runs on this machine, so loopback is all the viewer needs.
 bind = [os.environ.get("RELAX_BIND") or f"127.0.0.1:{os.environ.get('PORT') or 8080}"]
 
-# Threads, not processes: the threads of a worker share its index cache (a 1 GB step costs
-# its index once), and a request reading a big step does not hold up the others.
-worker_class = "gthread"
+# As `manage.py visualize` serves it: gthread workers, the timeouts, the process name and no
+# per-user control socket (rollouts/server.py says why for each).
+globals().update(SERVING)
+
 workers = int(os.environ.get("RELAX_WORKERS") or 1)
 threads = int(os.environ.get("RELAX_THREADS") or 8)
-
-# As `manage.py visualize` runs it (rollouts/server.py): a worker busy indexing or streaming a
-# multi-GB step is not mistaken for a hung one, and a stop (SIGTERM) does not wait minutes for
-# such a download to finish.
-timeout = 300
-graceful_timeout = 5
 
 # Only a proxy on this machine may say the browser used HTTPS (X-Forwarded-Proto); gunicorn
 # then reports the request as secure. Anyone else sending the header is ignored.
@@ -42,8 +39,3 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS") or "127.0.0.1,::1"
 accesslog = "-"
 errorlog = "-"
 access_log_format = '%({x-forwarded-for}i)s %(h)s %(t)s "%(r)s" %(s)s %(b)s %(M)sms'
-proc_name = "relax-viewer"
-
-# gunicorn >= 25 opens a control socket at one path per user ($HOME/.gunicorn/gunicorn.ctl), so
-# a second server run by the same user takes it over. The viewer needs no runtime control.
-control_socket_disable = True

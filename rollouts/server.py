@@ -1,4 +1,6 @@
-"""gunicorn, run in-process: the production server behind one command, no config file needed."""
+"""How the viewer is served by gunicorn: one set of options for `manage.py visualize` (which runs
+gunicorn in-process, no config file needed) and `relax_site/gunicorn.conf.py` (gunicorn behind
+a reverse proxy) alike."""
 
 from __future__ import annotations
 
@@ -6,6 +8,20 @@ from collections.abc import Callable
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+
+SERVING: dict[str, Any] = {
+    # Threads, not processes: the threads of a worker share its index cache (a 1 GB step
+    # costs its index once), and a request reading a big step does not hold up the others.
+    "worker_class": "gthread",
+    # A worker busy indexing or streaming a multi-GB step is not mistaken for a hung one...
+    "timeout": 300,
+    # ...and a stop (SIGTERM) does not wait minutes for such a download to finish.
+    "graceful_timeout": 5,
+    "proc_name": "relax-viewer",
+    # gunicorn >= 25 opens a control socket at one path per user ($HOME/.gunicorn/gunicorn.ctl),
+    # so a second viewer run by the same user would take it over. We use none of its commands.
+    "control_socket_disable": True,
+}
 
 
 class ViewerServer(BaseApplication):
@@ -15,12 +31,9 @@ class ViewerServer(BaseApplication):
         super().__init__()
 
     def load_config(self) -> None:
-        for key, value in self.options.items():
-            self.cfg.set(key, value)
-        # gunicorn 27 opens a control socket at ~/.gunicorn/gunicorn.ctl, one per user: a second
-        # viewer would take it over from the first. We use none of its commands.
-        if "control_socket_disable" in self.cfg.settings:
-            self.cfg.set("control_socket_disable", True)
+        for key, value in {**SERVING, **self.options}.items():
+            if key in self.cfg.settings:  # an older gunicorn lacks the newest settings
+                self.cfg.set(key, value)
 
     def load(self) -> Callable[..., Any]:
         return self.application
@@ -31,18 +44,5 @@ def serve(
 ) -> None:
     """Serve until SIGINT/SIGTERM. Threads share one worker's cache, so the default is 1 worker."""
     bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    ViewerServer(
-        application,
-        {
-            "bind": [bind],
-            "workers": workers,
-            "threads": threads,
-            "worker_class": "gthread",
-            # Streaming a multi-GB step can take a while on a slow link.
-            "timeout": 300,
-            "graceful_timeout": 5,
-            "errorlog": "-",
-            "loglevel": "warning",
-            "proc_name": "relax-viewer",
-        },
-    ).run()
+    options = {"bind": [bind], "workers": workers, "threads": threads}
+    ViewerServer(application, {**options, "errorlog": "-", "loglevel": "warning"}).run()
