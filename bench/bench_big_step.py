@@ -35,7 +35,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from rollouts.demo import write_big_step  # noqa: E402
-from tests.servers import ServerProcess, proc_status, run_visualize  # noqa: E402
+from tests.support.servers import ServerProcess, proc_status, run_visualize  # noqa: E402
 
 MB = 1_000_000  # figures and targets are in decimal megabytes
 BUCKET, FILENAME = "default", "0.jsonl"  # a flat data dir holds one bucket named "default"

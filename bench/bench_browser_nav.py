@@ -36,8 +36,8 @@ from playwright.sync_api import Page, expect, sync_playwright
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from tests.browser import CHROMIUM_ARGS, VIEWPORT, chromium_path  # noqa: E402
-from tests.servers import run_visualize  # noqa: E402
+from tests.support.browser import CHROMIUM_ARGS, VIEWPORT, chromium_path  # noqa: E402
+from tests.support.servers import run_visualize  # noqa: E402
 
 BUCKET, STEP = "default", 0  # a flat data dir holds one bucket named "default"
 TIMEOUT_MS = 30_000

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rollouts.demo import write_big_step
-from rollouts.store import Catalog
+from rollouts.store import Catalog, Selection
 
 
 def write_small_lines(path: Path, target_bytes: int) -> int:
@@ -53,7 +53,7 @@ def measure(data_dir: Path) -> dict[str, float]:
     scanned = time.perf_counter()
     catalog.columns(index)
     columned = time.perf_counter()
-    catalog.ordering(index, "reward", "desc", {})
+    catalog.ordering(index, Selection("reward", descending=True))
     sorted_at = time.perf_counter()
     with (data_dir / "0.jsonl").open("rb") as f:
         rewards = [json.loads(line).get("reward") for line in f if line.strip()]

@@ -36,7 +36,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from rollouts.demo import make_sample  # noqa: E402
-from tests.servers import run_visualize  # noqa: E402
+from tests.support.servers import run_visualize  # noqa: E402
 
 MB = 1_000_000
 POLL_REQUESTS = 500
@@ -52,7 +52,8 @@ def write_run(root: Path, steps: int, step_mb: float) -> Path:
     shutil.rmtree(root / "rollout_result", ignore_errors=True)
     train.mkdir(parents=True)
     rng = random.Random("bench-trends")
-    lines, size = [], 0
+    lines: list[bytes] = []
+    size = 0
     while size < step_mb * MB:
         record = make_sample(rng, step=0, sample_index=len(lines), group_index=len(lines) // 8)
         record["reward"] = 0.0

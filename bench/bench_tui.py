@@ -27,6 +27,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from rollouts.conf import DEFAULT_MASK_STR  # noqa: E402
 from rollouts.demo import write_big_step, write_demo  # noqa: E402
 from rollouts.tui.app import RolloutsApp  # noqa: E402
+from rollouts.tui.pane import SamplePane  # noqa: E402
 
 FILENAME = "0.jsonl"
 MOVES = 20
@@ -37,7 +38,8 @@ async def measure(data_dir: Path) -> dict[str, float]:
     app = RolloutsApp(data_dir, DEFAULT_MASK_STR)
     figures: dict[str, float] = {}
     async with app.run_test(size=(140, 45)) as pilot:
-        while app.presented is None:
+        pane = app.query_one(SamplePane)
+        while pane.presented is None:
             await asyncio.sleep(0.002)
         # pause(0), not pause(): the latter waits for the CPU to go idle, i.e. for the column
         # pass running in the background; this waits for the screen to process the update.
@@ -56,7 +58,7 @@ async def measure(data_dir: Path) -> dict[str, float]:
             repaint.append((time.perf_counter() - middle) * 1000)
         figures["next_ours_ms"] = statistics.median(ours)
         figures["next_repaint_ms"] = statistics.median(repaint)
-        figures["chars_shown"] = len(app.plain)
+        figures["chars_shown"] = len(pane.plain)
     return figures
 
 

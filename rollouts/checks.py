@@ -49,7 +49,8 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
                     id="rollouts.W003",
                 )
             )
-    cache_settings = settings.CACHES.get(conf.CACHE_ALIAS, {})
+    caches_setting: dict[str, dict[str, Any]] = getattr(settings, "CACHES", {})
+    cache_settings = caches_setting.get(conf.CACHE_ALIAS, {})
     if cache_settings.get("BACKEND", "") != "rollouts.cache.ByteLimitedCache":
         warnings.append(
             Warning(

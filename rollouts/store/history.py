@@ -19,6 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -197,12 +198,10 @@ class History:
                 with self._lock:
                     paths = [(s, p) for s, p in paths if s.filename not in self._points]
         for step, path in paths:
-            self._attempt(
-                step,
-                lambda s, p=path: _point(
-                    s, *decode_step(str(p), f"{self.bucket}/{s.filename}", disk)
-                ),
-            )
+            self._attempt(step, partial(self._decode_here, path=path, disk=disk))
+
+    def _decode_here(self, step: StepFile, path: Path, disk: str | None) -> Point:
+        return _point(step, *decode_step(str(path), f"{self.bucket}/{step.filename}", disk))
 
     def _take(self, step: StepFile, future: Future) -> None:
         exc = future.exception()

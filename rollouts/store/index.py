@@ -13,6 +13,7 @@ import threading
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
+from io import BufferedReader
 from pathlib import Path
 
 from .columns import Columns
@@ -93,7 +94,7 @@ class StepIndex:
                     return self
         return StepIndex.build(self.path, self.name)
 
-    def _is_growth_of_self(self, f, identity: FileIdentity) -> bool:
+    def _is_growth_of_self(self, f: BufferedReader, identity: FileIdentity) -> bool:
         old = self.identity
         if (identity.dev, identity.ino) != (old.dev, old.ino) or identity.size < self.committed:
             return False
@@ -103,7 +104,7 @@ class StepIndex:
         tail = os.pread(fd, len(self.tail_fingerprint), start)
         return head == self.head_fingerprint and tail == self.tail_fingerprint
 
-    def _scan(self, f, identity: FileIdentity) -> None:
+    def _scan(self, f: BufferedReader, identity: FileIdentity) -> None:
         """Index the lines between `committed` and the end of the file."""
         if self.tentative_tail:
             self._drop_last_record()
@@ -205,7 +206,7 @@ class StepIndex:
                     self._extend_columns(f)
             return self.columns
 
-    def _extend_columns(self, f) -> None:
+    def _extend_columns(self, f: BufferedReader) -> None:
         assert self.columns is not None
         columns = self.columns
         try:

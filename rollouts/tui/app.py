@@ -216,7 +216,7 @@ class RolloutsApp(App[None]):
         if dataset != self.session.dataset:
             self._reorder(lambda: self.session.set_dataset(dataset))
 
-    def _reorder(self, change) -> None:
+    def _reorder(self, change: Callable[[], None]) -> None:
         try:
             change()
         except StoreError as exc:

@@ -64,7 +64,7 @@ def test_console_script_bad_data_dir_is_a_one_line_error(tmp_path: Path) -> None
     ]
 
 
-def test_wheel_carries_templates_static_files_and_the_script(tmp_path: Path) -> None:
+def test_wheel_carries_templates_static_files_the_script_and_its_metadata(tmp_path: Path) -> None:
     """What `pip install relax-rollout-viewer` gets, built as pip builds it (in isolation,
     from a copy: a build writes build/ and egg-info/ next to its sources)."""
     source = tmp_path / "source"
@@ -83,6 +83,7 @@ def test_wheel_carries_templates_static_files_and_the_script(tmp_path: Path) -> 
         names = set(archive.namelist())
         entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
         scripts = archive.read(entry_points).decode()
+        metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA")))
     static = REPO_ROOT / "rollouts" / "static"
     templates = REPO_ROOT / "rollouts" / "templates"
     shipped = [p for p in (*static.rglob("*"), *templates.rglob("*")) if p.is_file()]
@@ -92,3 +93,9 @@ def test_wheel_carries_templates_static_files_and_the_script(tmp_path: Path) -> 
     assert "relax_site/settings.py" in names
     assert "relax_site/cli.py" in names
     assert "relax-viewer = relax_site.cli:main" in scripts
+    # The terminal UI's stylesheet (textual reads it at start), and the typing marker.
+    assert "rollouts/tui/app.tcss" in names
+    assert "rollouts/py.typed" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert b"License-Expression: MIT" in metadata
+    assert b"Classifier: Typing :: Typed" in metadata

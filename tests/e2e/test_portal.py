@@ -62,7 +62,7 @@ class Browser:
                 return exc.code, exc.url, dict(exc.headers), exc.read()
 
     def cookie(self, name: str) -> str:
-        return next(c.value for c in self.jar if c.name == name)
+        return next(c.value for c in self.jar if c.name == name and c.value is not None)
 
     def sign_in(self, username: str, next_path: str) -> tuple[int, str, dict[str, str], bytes]:
         self.open("/accounts/login/")

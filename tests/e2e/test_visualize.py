@@ -93,9 +93,9 @@ def column_value(obj: dict[str, Any], name: str) -> float | None:
 def expected_ordering(records: list[Record], column: str, order: str) -> list[int]:
     """Positions stably sorted by `column`, records without a number last in both directions."""
     values = [column_value(r.obj, column) for r in records]
-    present = [p for p, v in enumerate(values) if v is not None]
+    numbers = {p: v for p, v in enumerate(values) if v is not None}
     missing = [p for p, v in enumerate(values) if v is None]
-    present.sort(key=lambda p: values[p], reverse=order == "desc")  # stable, also reversed
+    present = sorted(numbers, key=numbers.__getitem__, reverse=order == "desc")  # stable too
     return present + missing
 
 
@@ -892,7 +892,7 @@ def test_a_folder_of_runs_is_served_as_runs_with_a_picker(tmp_path: Path) -> Non
 
 def test_several_data_dirs_are_runs_named_by_their_folders(tmp_path: Path) -> None:
     runs = write_runs(tmp_path, ["alpha", "beta"])
-    with run_visualize(runs["alpha"], runs["beta"]) as server:
+    with run_visualize(runs["alpha"], str(runs["beta"])) as server:
         status, _, body = request(server.url("/"))
         assert status == 200
         # rollout_result/ is in each path; the run is named by its save dir.

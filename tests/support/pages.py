@@ -14,24 +14,25 @@ class Page(HTMLParser):
     def __init__(self, html: str) -> None:
         super().__init__()
         self.html = html
-        self.by_id: dict[str, dict[str, str | None]] = {}
+        # Attribute values by element id; a bare attribute (`hidden`, `defer`) has "".
+        self.by_id: dict[str, dict[str, str]] = {}
         self.text_of: dict[str, str] = {}
         self.urls: list[str] = []
-        self.scripts: list[dict[str, str | None]] = []
+        self.scripts: list[dict[str, str]] = []
         self._open_ids: list[str] = []
         self.feed(html)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        attr = dict(attrs)
+        attr = {name: value or "" for name, value in attrs}
         if "id" in attr:
-            self.by_id[attr["id"] or ""] = attr
-            self._open_ids.append(attr["id"] or "")
-            self.text_of[attr["id"] or ""] = ""
+            self.by_id[attr["id"]] = attr
+            self._open_ids.append(attr["id"])
+            self.text_of[attr["id"]] = ""
         for name in ("href", "src", "action"):
             if attr.get(name):
-                self.urls.append(attr[name] or "")
-        if tag == "option" and (attr.get("value") or "").startswith("/"):
-            self.urls.append(attr["value"] or "")
+                self.urls.append(attr[name])
+        if tag == "option" and attr.get("value", "").startswith("/"):
+            self.urls.append(attr["value"])
         if tag == "script":
             self.scripts.append(attr)
 

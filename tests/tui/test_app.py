@@ -124,6 +124,13 @@ def shown_field(app: RolloutsApp, name: str) -> str:
     return match.group(1)
 
 
+def step_of(app: RolloutsApp) -> int:
+    """The number of the step the app shows."""
+    step = app.session.step
+    assert step is not None
+    return step.step
+
+
 def shown_index(app: RolloutsApp) -> int:
     return int(shown_field(app, "sample_index"))
 
@@ -157,14 +164,14 @@ def test_opens_the_latest_train_step_and_lists_steps_in_numeric_order(write_step
     steps(write_step, "eval", (0, 20, 40))
 
     async def scenario(app: RolloutsApp, pilot: Pilot) -> None:
-        assert (app.session.bucket, app.session.step.step) == ("train", 10)
+        assert (app.session.bucket, step_of(app)) == ("train", 10)
         assert app.query_one("#bucket", Select).value == "train"
         assert label_text(app, "#sample-label") == f"Sample 1 / {counts[10]}"
         expected = [f"Step {s} ({paths[s].stat().st_size} B)" for s in sorted(paths)]
         assert option_labels(app, "#step") == expected
         app.query_one("#step", Select).value = 0  # the user picks "Step 0"
         await settle(app, pilot)
-        assert app.session.step.step == 0
+        assert step_of(app) == 0
         assert label_text(app, "#sample-label") == f"Sample 1 / {counts[0]}"
 
     drive(RolloutsApp(data_dir), scenario)
@@ -228,17 +235,17 @@ def test_shift_n_and_shift_p_change_step_even_when_pressed_quickly(write_step, d
 
     async def scenario(app: RolloutsApp, pilot: Pilot) -> None:
         await press(app, pilot, "N")  # already on the latest step
-        assert (app.session.step.step, shown_field(app, "rollout_id")) == (10, "10")
+        assert (step_of(app), shown_field(app, "rollout_id")) == (10, "10")
         await press(app, pilot, "P")
-        assert (app.session.step.step, shown_field(app, "rollout_id")) == (2, "2")
+        assert (step_of(app), shown_field(app, "rollout_id")) == (2, "2")
         assert app.query_one("#step", Select).value == 1
         await press(app, pilot, "P", "P")
-        assert (app.session.step.step, shown_field(app, "rollout_id")) == (0, "0")
+        assert (step_of(app), shown_field(app, "rollout_id")) == (0, "0")
         await press(app, pilot, "N")
-        assert (app.session.step.step, shown_field(app, "rollout_id")) == (2, "2")
+        assert (step_of(app), shown_field(app, "rollout_id")) == (2, "2")
         await pilot.press("N", "P", "N", "N")  # faster than the workers: the last one wins
         await settle(app, pilot)
-        assert (app.session.step.step, shown_field(app, "rollout_id")) == (10, "10")
+        assert (step_of(app), shown_field(app, "rollout_id")) == (10, "10")
         assert app.query_one("#step", Select).value == 2
         assert label_text(app, "#sample-label") == "Sample 1 / 3"
 
@@ -263,7 +270,7 @@ def test_b_switches_to_eval_and_back(write_step, data_dir) -> None:
 
     async def scenario(app: RolloutsApp, pilot: Pilot) -> None:
         await press(app, pilot, "b")
-        assert (app.session.bucket, app.session.step.step) == ("eval", 20)
+        assert (app.session.bucket, step_of(app)) == ("eval", 20)
         assert app.query_one("#bucket", Select).value == "eval"
         assert shown_field(app, "rollout_id") == "20"
         assert label_text(app, "#sample-label") == "Sample 1 / 2"
@@ -272,7 +279,7 @@ def test_b_switches_to_eval_and_back(write_step, data_dir) -> None:
             "Step 20",
         ]
         await press(app, pilot, "b")
-        assert (app.session.bucket, app.session.step.step) == ("train", 1)
+        assert (app.session.bucket, step_of(app)) == ("train", 1)
         assert shown_field(app, "rollout_id") == "1"
 
     drive(RolloutsApp(data_dir), scenario)
@@ -290,12 +297,12 @@ def test_choosing_a_bucket_in_the_selector_opens_it_once(write_step, data_dir) -
             switched.append(bucket)
             switch_bucket(bucket)
 
-        app.session.switch_bucket = spy
+        app.session.switch_bucket = spy  # type: ignore[method-assign]
         app.query_one("#bucket", Select).value = "eval"  # what picking it from the list does
         await pilot.pause(0.3)
         assert switched == ["eval"]  # once, not back and forth
         await settle(app, pilot)
-        assert (app.session.bucket, app.session.step.step) == ("eval", 20)
+        assert (app.session.bucket, step_of(app)) == ("eval", 20)
         assert shown_field(app, "rollout_id") == "20"
 
     drive(RolloutsApp(data_dir), scenario)
@@ -305,7 +312,7 @@ def test_data_dir_pointed_at_an_eval_folder_is_bucket_default(write_step, data_d
     steps(write_step, "eval", (0, 20, 40))
 
     async def scenario(app: RolloutsApp, pilot: Pilot) -> None:
-        assert (app.session.bucket, app.session.step.step) == ("default", 40)
+        assert (app.session.bucket, step_of(app)) == ("default", 40)
         assert app.query_one("#bucket", Select).value == "default"
         assert shown_field(app, "rollout_id") == "40"
 
@@ -325,9 +332,9 @@ def reward_records() -> list[dict[str, Any]]:
 
 def reward_order(descending: bool) -> list[int]:
     """Stable order by reward; NaN and missing rewards last whichever the direction."""
-    present = [i for i, r in enumerate(REWARDS) if r is not None and not math.isnan(r)]
+    present = {i: r for i, r in enumerate(REWARDS) if r is not None and not math.isnan(r)}
     absent = [i for i in range(len(REWARDS)) if i not in present]
-    return sorted(present, key=lambda i: REWARDS[i], reverse=descending) + absent
+    return sorted(present, key=present.__getitem__, reverse=descending) + absent
 
 
 @pytest.mark.parametrize("descending", [True, False], ids=["desc", "asc"])
@@ -360,7 +367,7 @@ def test_sort_carries_over_to_a_new_step_which_starts_at_its_top(write_step, dat
         app.query_one("#sort", Select).value = "reward:desc"
         await pilot.pause()
         await press(app, pilot, "P")  # a step not opened before
-        assert app.session.step.step == 0
+        assert step_of(app) == 0
         assert app.query_one("#sort", Select).value == "reward:desc"
         assert label_text(app, "#sample-label") == f"Sample 1 / {len(REWARDS)}"
         assert await walk(app, pilot) == reward_order(descending=True)  # null is missing too
@@ -400,7 +407,7 @@ def test_dataset_filter_is_kept_on_a_step_that_has_the_dataset(write_step, data_
         app.query_one("#dataset", Select).value = "代码"
         await pilot.pause()
         await press(app, pilot, "P")  # step 0 has 代码 too, and was not opened before
-        assert app.session.step.step == 0
+        assert step_of(app) == 0
         assert app.session.dataset == "代码"
         assert app.query_one("#dataset", Select).value == "代码"
         assert label_text(app, "#sample-label") == f"Sample 1 / {names.count('代码')}"
@@ -443,6 +450,7 @@ def test_field_list_is_the_union_of_keys_over_the_step(write_step, data_dir) -> 
 
 def highlighted(app: RolloutsApp, style: str) -> list[int]:
     content = app.query_one("#view", Static).content
+    assert isinstance(content, Text)
     return [span.start for span in content.spans if str(span.style) == style]
 
 
@@ -529,13 +537,13 @@ def test_r_picks_up_a_new_step_and_a_grown_file(write_step, data_dir) -> None:
         with path.open("a") as grown:
             grown.writelines(json.dumps(sample(i, rollout_id=1)) + "\n" for i in (3, 4))
         await press(app, pilot, "r")
-        assert app.session.step.step == 1  # stays on the step and the sample being read
+        assert step_of(app) == 1  # stays on the step and the sample being read
         assert (label_text(app, "#sample-label"), shown_index(app)) == ("Sample 2 / 5", 1)
         assert "refreshed: 5 samples" in label_text(app, "#status")
         labels = [label.split(" (")[0] for label in option_labels(app, "#step")]
         assert labels == ["Step 1", "Step 5"]
         await press(app, pilot, "N")
-        assert app.session.step.step == 5
+        assert step_of(app) == 5
         assert label_text(app, "#sample-label") == "Sample 1 / 4"
 
     drive(RolloutsApp(data_dir), scenario)
@@ -546,7 +554,7 @@ def test_r_opens_the_first_step_of_a_run_that_had_none(data_dir) -> None:
         assert "no step files yet" in view_text(app)
         (data_dir / "0.jsonl").write_text(json.dumps(sample(0)) + "\n")
         await press(app, pilot, "r")
-        assert app.session.step.step == 0
+        assert step_of(app) == 0
         assert shown_index(app) == 0
         assert option_labels(app, "#step")[0].startswith("Step 0 ")
 
@@ -570,12 +578,12 @@ def test_empty_step_shows_a_message_and_the_app_keeps_going(write_step, data_dir
     write_step("train", 3, [])
 
     async def scenario(app: RolloutsApp, pilot: Pilot) -> None:
-        assert app.session.step.step == 3
+        assert step_of(app) == 3
         assert "no samples" in view_text(app)
         await press(app, pilot, "n", "s", "s")  # keys still work on an empty step
         assert "no samples" in view_text(app)
         await press(app, pilot, "P")
-        assert (app.session.step.step, shown_index(app)) == (0, 0)
+        assert (step_of(app), shown_index(app)) == (0, 0)
 
     drive(RolloutsApp(data_dir), scenario)
 

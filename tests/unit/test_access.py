@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 from django.core.cache import caches
+from django.template.response import TemplateResponse
 from django.test import RequestFactory
 
 from rollouts import access
@@ -73,8 +74,11 @@ def test_the_check_can_be_named_by_its_dotted_path(client, settings):
 def test_signed_in_user_without_the_right_gets_a_403_page_not_a_login_loop(settings):
     settings.ROLLOUTS_ACCESS = "rollouts.access.require_staff"
     request = RequestFactory().get(PREFIX + "/train/0/")
-    request.user = SimpleNamespace(is_authenticated=True, is_active=True, is_staff=False)
+    request.user = SimpleNamespace(  # type: ignore[assignment]
+        is_authenticated=True, is_active=True, is_staff=False
+    )
     response = samples.step_page(request, bucket="train", step="0")
+    assert isinstance(response, TemplateResponse)
     response.render()
     assert response.status_code == 403
     assert access.DENIED_MESSAGE in response.content.decode()

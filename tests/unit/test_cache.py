@@ -72,6 +72,7 @@ def make_cache() -> Iterator[Callable[..., ByteLimitedCache]]:
 @pytest.fixture
 def rollouts_cache() -> Iterator[ByteLimitedCache]:
     cache = caches["rollouts"]
+    assert isinstance(cache, ByteLimitedCache)
     cache.clear()
     cache.reset_stats()
     yield cache

@@ -9,7 +9,7 @@ from rollouts.conf import DEFAULT_POLL_MS, conf, default_index_processes
 
 
 def ids(settings) -> list[str]:
-    return [w.id for w in check_settings()]
+    return [str(w.id) for w in check_settings()]
 
 
 def test_configured_app_passes(settings, data_dir):

@@ -317,7 +317,10 @@ def test_make_sample_alone_builds_an_eval_record_without_token_ids() -> None:
 
 
 def test_write_step_writes_json_dumps_lines_and_returns_their_byte_count(tmp_path: Path) -> None:
-    recs = [{"rollout_id": 1, "reward": math.nan, "response": "答案 🎉"}, {"label": 0}]
+    recs: list[dict[str, Any]] = [
+        {"rollout_id": 1, "reward": math.nan, "response": "答案 🎉"},
+        {"label": 0},
+    ]
     path = tmp_path / "sub" / "1.jsonl"
     written = demo.write_step(path, recs)
     expected = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs).encode()
@@ -358,12 +361,8 @@ def test_write_big_step_is_deterministic_per_seed(tmp_path: Path) -> None:
 
 
 def test_write_demo_rejects_non_positive_sizes(tmp_path: Path) -> None:
-    for kwargs in (
-        {"train_steps": 0},
-        {"eval_every": 0},
-        {"samples_per_step": 0},
-        {"group_size": 0},
-    ):
+    for name in ("train_steps", "eval_every", "samples_per_step", "group_size"):
+        kwargs: dict[str, Any] = {name: 0}
         with pytest.raises(ValueError):
             demo.write_demo(tmp_path, **kwargs)
     assert not (tmp_path / "rollout_result").exists()

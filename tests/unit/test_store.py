@@ -373,7 +373,7 @@ def test_concurrent_first_opens_build_the_index_once(write_step, data_dir, monke
     write_step("train", 0, [sample(i) for i in range(50)])
     catalog = Catalog(data_dir)
     builds = []
-    real_build = StepIndex.build.__func__
+    real_build = StepIndex.build.__func__  # type: ignore[attr-defined]
 
     def counting_build(cls, path, name):
         builds.append(name)
@@ -424,6 +424,7 @@ def test_cache_accounting_follows_the_columns(write_step, data_dir):
     key_overhead = cache.stats()["bytes"] - index.cache_nbytes()
     assert 0 < key_overhead < 100
     catalog.columns(index)
+    assert index.columns is not None
     assert index.columns.nbytes() >= 200 * 8
     assert cache.stats()["bytes"] == index.cache_nbytes() + key_overhead
     assert cache.stats()["entries"] == 1

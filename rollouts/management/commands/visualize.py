@@ -6,7 +6,7 @@ import os
 import re
 import socket
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -45,7 +45,7 @@ class Command(BaseCommand):
         " Several DATA_DIRs, or one folder of runs, get a run picker."
     )
     # Checks run after the flags are applied (they would warn that no data dir is set).
-    requires_system_checks: ClassVar[list[str]] = []
+    requires_system_checks: tuple[str, ...] = ()
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(

@@ -1,0 +1,179 @@
+"""The layout is the architecture: the store and the presentation never import Django, imports
+point one way (views -> presentation -> store), no module imports itself back through another,
+modules stay small, and the README's layout table lists exactly the modules there are."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.support.servers import REPO_ROOT
+
+PACKAGE = REPO_ROOT / "rollouts"
+STATIC = PACKAGE / "static" / "rollouts"
+MAX_LINES = 300  # STYLE.md: small modules, one idea each
+# Modules allowed to be longer, each with the reason the README's layout table gives too.
+LONGER = {
+    "rollouts/tui/app.py": "the wiring of the one screen's keys, widgets and worker threads",
+}
+
+# Who may import whom, by layer. A layer not named may not be imported.
+LAYERS = {
+    "store": {"store"},
+    "presentation": {"presentation", "store"},
+    "tui": {"tui", "presentation", "store"},
+    "demo": {"demo"},
+    "glue": {"glue", "presentation", "store"},
+    "views": {"views", "glue", "presentation", "store"},
+    "urls": {"views", "glue"},
+    "commands": {"glue", "store", "tui"},
+}
+WITHOUT_DJANGO = {"store", "presentation", "tui", "demo"}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in ("store", "presentation", "tui", "demo", "views", "urls"):
+        return parts[1]
+    if len(parts) > 1 and parts[1] == "management":
+        return "commands"
+    return "glue"  # conf, access, cache, runs, links, query, checks, server, templatetags, ...
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def python_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(module: str, path: Path) -> set[str]:
+    """Every module `module` imports, wherever the import statement is (functions included)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            # `from . import views`: the submodule itself
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def internal_imports() -> dict[str, set[str]]:
+    modules = python_modules()
+    return {
+        name: {imported for imported in imports_of(name, path) if imported in modules}
+        for name, path in modules.items()
+    }
+
+
+def test_the_store_presentation_and_terminal_ui_never_import_django():
+    offenders = []
+    for name, path in python_modules().items():
+        if layer_of(name) in WITHOUT_DJANGO:
+            bad = sorted(i for i in imports_of(name, path) if i.split(".")[0] == "django")
+            offenders += [f"{name} imports {i}" for i in bad]
+    assert offenders == []
+
+
+def test_imports_point_one_way_between_layers():
+    offenders = [
+        f"{name} ({layer_of(name)}) imports {imported} ({layer_of(imported)})"
+        for name, imported_set in internal_imports().items()
+        for imported in sorted(imported_set)
+        if imported != "rollouts" and layer_of(imported) not in LAYERS[layer_of(name)]
+    ]
+    assert offenders == []
+
+
+def test_no_module_imports_itself_back():
+    graph = internal_imports()
+    cycles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(name: str, path: list[str]) -> None:
+        state[name] = 1
+        for imported in sorted(graph[name]):
+            if imported == name:
+                continue
+            if state.get(imported) == 1:
+                cycles.append([*path[path.index(imported) :], imported])
+            elif imported not in state:
+                visit(imported, [*path, imported])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    assert cycles == []
+
+
+def test_the_cycle_check_sees_imports_inside_functions(tmp_path):
+    lazy = tmp_path / "rollouts" / "store" / "lazy.py"
+    lazy.parent.mkdir(parents=True)
+    lazy.write_text("def later():\n    from .catalog import Catalog\n    return Catalog\n")
+    assert "rollouts.store.catalog" in imports_of("rollouts.store.lazy", lazy)
+
+
+def test_the_layer_rules_can_catch_a_bad_import(tmp_path):
+    bad = tmp_path / "rollouts" / "store" / "oops.py"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("from django.conf import settings\nfrom ..views import api\n")
+    found = imports_of("rollouts.store.oops", bad)
+    assert {"django.conf", "rollouts.views", "rollouts.views.api"} <= found
+    assert "views" not in LAYERS[layer_of("rollouts.store.oops")]
+
+
+def source_files() -> list[Path]:
+    site = REPO_ROOT / "relax_site"
+    return sorted([*PACKAGE.rglob("*.py"), *STATIC.glob("*.js"), *site.glob("*.py")])
+
+
+def holds_code(path: Path) -> bool:
+    """Whether a file holds more than a docstring (an empty `__init__.py` is no module)."""
+    if path.suffix != ".py":
+        return True
+    body = ast.parse(path.read_text()).body
+    return any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in body)
+
+
+@pytest.mark.parametrize("path", source_files(), ids=lambda p: str(p.relative_to(REPO_ROOT)))
+def test_modules_stay_small(path):
+    name = str(path.relative_to(REPO_ROOT))
+    lines = len(path.read_text().splitlines())
+    assert lines <= MAX_LINES or name in LONGER, f"{name} has {lines} lines"
+
+
+def layout_rows() -> dict[str, str]:
+    """The README's layout table: path -> the rest of its row."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        match = re.match(r"^\| `([^`]+)` \|(.*)\|$", line)
+        if match:
+            rows[match.group(1)] = match.group(2)
+    return rows
+
+
+def test_the_readme_layout_table_lists_exactly_the_modules_there_are():
+    rows = layout_rows()
+    files = {str(p.relative_to(REPO_ROOT)) for p in source_files() if holds_code(p)}
+    listed = {row for row in rows if not row.endswith("/")}
+    assert sorted(files - listed) == [], "modules missing from the README's layout table"
+    assert sorted(listed - files) == [], "the README's layout table lists modules that are gone"
+    for name, reason in LONGER.items():
+        assert reason in rows[name], f"the README gives no reason why {name} is long"
