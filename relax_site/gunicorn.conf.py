@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 
+from rollouts.conf import parse_positive_int
 from rollouts.server import SERVING
 
 # gunicorn alone binds 0.0.0.0:$PORT when PORT is set, which would expose every rollout to the
@@ -27,8 +28,18 @@ bind = [os.environ.get("RELAX_BIND") or f"127.0.0.1:{os.environ.get('PORT') or 8
 # per-user control socket (rollouts/server.py says why for each).
 globals().update(SERVING)
 
-workers = int(os.environ.get("RELAX_WORKERS") or 1)
-threads = int(os.environ.get("RELAX_THREADS") or 8)
+
+def _env_int(name: str, default: int) -> int:
+    """A positive integer from the environment; a bad value stops gunicorn with one line."""
+    raw = os.environ.get(name) or str(default)
+    value = parse_positive_int(raw)
+    if value is None:
+        raise SystemExit(f"{name} must be a positive integer, got {raw!r}")
+    return value
+
+
+workers = _env_int("RELAX_WORKERS", 1)
+threads = _env_int("RELAX_THREADS", 8)
 
 # Only a proxy on this machine may say the browser used HTTPS (X-Forwarded-Proto); gunicorn
 # then reports the request as secure. Anyone else sending the header is ignored.

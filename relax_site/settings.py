@@ -18,16 +18,23 @@ from __future__ import annotations
 
 import os
 import secrets
+import warnings
 from pathlib import Path
 
-from rollouts.conf import DEFAULT_MASK_STR, normalize_base_path
+from rollouts.conf import DEFAULT_MASK_STR, normalize_base_path, parse_positive_int
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
 def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name, "")
-    return int(raw) if raw.strip() else default
+    """A positive integer from the environment; unset or unusable: `default` (with a warning
+    on stderr, never an exception: a settings module that raises is a traceback at start-up)."""
+    raw = os.environ.get(name, "").strip()
+    value = parse_positive_int(raw) if raw else default
+    if value is None:
+        warnings.warn(f"{name}={raw!r} is not a positive integer; using {default}", stacklevel=1)
+        return default
+    return value
 
 
 SECRET_KEY = os.environ.get("RELAX_SECRET_KEY") or secrets.token_urlsafe(50)

@@ -21,7 +21,7 @@ class StepConverter:
 
 register_converter(StepConverter, "step")
 
-_step = "api/jsonl/<str:subdir>/file/<str:filename>"
+_step = "api/jsonl/<str:bucket>/file/<str:filename>"
 _view = "api/view/<str:bucket>/<step:step>"
 
 # Everything about one data directory: at the top for ROLLOUTS_DATA_DIR, and under
@@ -29,15 +29,15 @@ _view = "api/view/<str:bucket>/<step:step>"
 data_dir_patterns = [
     path("", navigation.index, name="index"),
     path("api/jsonl/subdirs", api.api_subdirs, name="api-subdirs"),
-    path("api/jsonl/<str:subdir>/steps", api.api_steps, name="api-steps"),
+    path("api/jsonl/<str:bucket>/steps", api.api_steps, name="api-steps"),
     path(_step, api.api_file, name="api-file"),
     path(f"{_step}/samples", api.api_samples, name="api-samples"),
     path(f"{_step}/sample/<int:position>", api.api_sample, name="api-sample"),
     path(f"{_step}/columns", api.api_columns, name="api-columns"),
     path(f"{_step}/stats", api.api_stats, name="api-stats"),
     path(f"{_step}/group/<int:group>", stats.api_group, name="api-group"),
-    path("api/jsonl/<str:subdir>/trends", trends.api_trends, name="api-trends"),
-    path("api/jsonl/<str:subdir>/poll", trends.api_poll, name="api-poll"),
+    path("api/jsonl/<str:bucket>/trends", trends.api_trends, name="api-trends"),
+    path("api/jsonl/<str:bucket>/poll", trends.api_poll, name="api-poll"),
     path(_view, samples.api_view_step, name="api-view-step"),
     path(f"{_view}/sample/<int:position>", samples.api_view_sample, name="api-view-sample"),
     path("<str:bucket>/", navigation.bucket_page, name="bucket"),

@@ -1,6 +1,7 @@
 """The JSON API of a data directory's files: buckets, steps, samples, columns, statistics, and the
-index cache. Every shape here is documented in the README; `subdir` is a bucket and `filename`
-a step file, as in the original tool's API."""
+index cache. Every shape here is documented in the README. URLs and code say `bucket`, as the
+pages do; the JSON keeps the original tool's name for it, `subdir`, so its clients still work.
+A step is addressed by its file name here (`3.jsonl`), by its step name on the pages (`3`)."""
 
 from __future__ import annotations
 
@@ -26,11 +27,11 @@ def api_subdirs(request: HttpRequest) -> HttpResponseBase:
 
 
 @api("GET", "HEAD")
-def api_steps(request: HttpRequest, subdir: str) -> HttpResponseBase:
-    steps = get_catalog(request).steps(subdir)
+def api_steps(request: HttpRequest, bucket: str) -> HttpResponseBase:
+    steps = get_catalog(request).steps(bucket)
     return json_response(
         {
-            "subdir": subdir,
+            "subdir": bucket,
             "steps": [
                 {"filename": s.filename, "step": s.step, "size_bytes": s.size_bytes} for s in steps
             ],
@@ -51,17 +52,17 @@ def _page_items(index: StepIndex, positions: list[int]) -> Iterator[bytes]:
 
 
 @api("GET", "HEAD")
-def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpResponseBase:
+def api_samples(request: HttpRequest, bucket: str, filename: str) -> HttpResponseBase:
     page = int_param(request, "page", 1, 1, 10**9)
     page_size = int_param(request, "page_size", 50, 1, conf.MAX_PAGE_SIZE)
     selection = selection_of(request)
     catalog = get_catalog(request)
-    index = catalog.open_step(subdir, filename)
+    index = catalog.open_step(bucket, filename)
     ordering = catalog.ordering(index, selection)
     total = len(ordering)
     positions = list(ordering[(page - 1) * page_size : page * page_size])
     head = {
-        "subdir": subdir,
+        "subdir": bucket,
         "filename": filename,
         "page": page,
         "page_size": page_size,
@@ -76,13 +77,13 @@ def api_samples(request: HttpRequest, subdir: str, filename: str) -> HttpRespons
 
 
 @api("GET", "HEAD")
-def api_sample(request: HttpRequest, subdir: str, filename: str, position: int) -> HttpResponseBase:
+def api_sample(request: HttpRequest, bucket: str, filename: str, position: int) -> HttpResponseBase:
     catalog = get_catalog(request)
-    index = catalog.open_step(subdir, filename)
+    index = catalog.open_step(bucket, filename)
     catalog.prepare_columns(index)  # the next thing a viewer asks for is a sorted list
     sample = index.read(position)
     head = {
-        "subdir": subdir,
+        "subdir": bucket,
         "filename": filename,
         "position": position,
         "line": sample.line,
@@ -94,9 +95,9 @@ def api_sample(request: HttpRequest, subdir: str, filename: str, position: int) 
 
 
 @api("GET", "HEAD")
-def api_columns(request: HttpRequest, subdir: str, filename: str) -> HttpResponseBase:
+def api_columns(request: HttpRequest, bucket: str, filename: str) -> HttpResponseBase:
     catalog = get_catalog(request)
-    index = catalog.open_step(subdir, filename)
+    index = catalog.open_step(bucket, filename)
     columns = catalog.columns(index)
     names = columns.names()
     wanted = request.GET.get("names")
@@ -111,7 +112,7 @@ def api_columns(request: HttpRequest, subdir: str, filename: str) -> HttpRespons
     rows = range(columns.rows)
     return json_response(
         {
-            "subdir": subdir,
+            "subdir": bucket,
             "filename": filename,
             **step_summary(index),
             "columns": {name: [columns.value(name, r) for r in rows] for name in names},
@@ -121,13 +122,13 @@ def api_columns(request: HttpRequest, subdir: str, filename: str) -> HttpRespons
 
 
 @api("GET", "HEAD")
-def api_stats(request: HttpRequest, subdir: str, filename: str) -> HttpResponseBase:
+def api_stats(request: HttpRequest, bucket: str, filename: str) -> HttpResponseBase:
     """Counts, reward, lengths, groups and histograms of one step, from its columns."""
     catalog = get_catalog(request)
-    index = catalog.open_step(subdir, filename)
+    index = catalog.open_step(bucket, filename)
     return json_response(
         {
-            "subdir": subdir,
+            "subdir": bucket,
             "filename": filename,
             "size_bytes": index.identity.size,
             "partial_tail_bytes": index.partial_tail_bytes,
@@ -151,9 +152,9 @@ def step_summary(index: StepIndex) -> dict:
 
 
 @api("GET", "HEAD")
-def api_file(request: HttpRequest, subdir: str, filename: str) -> HttpResponseBase:
+def api_file(request: HttpRequest, bucket: str, filename: str) -> HttpResponseBase:
     """The whole step, streamed line by line: a 1 GB step never sits in memory."""
-    index = get_catalog(request).open_step(subdir, filename)
+    index = get_catalog(request).open_step(bucket, filename)
     count = 0
 
     def records() -> Iterator[bytes]:
@@ -162,10 +163,10 @@ def api_file(request: HttpRequest, subdir: str, filename: str) -> HttpResponseBa
             count += 1
             yield line_as_json(decoded, data)
 
-    head = {"subdir": subdir, "filename": filename}
+    head = {"subdir": bucket, "filename": filename}
     body = stream_object(head, "samples", records(), lambda: {"total": count})
     response = StreamingHttpResponse(body, content_type=JSON_TYPE)
-    response["Content-Disposition"] = f'inline; filename="{subdir}-{step_name(filename)}.json"'
+    response["Content-Disposition"] = f'inline; filename="{bucket}-{step_name(filename)}.json"'
     return response
 
 

@@ -37,7 +37,7 @@ def header_context(
         "step_size_bytes": shown.size_bytes if shown is not None else None,
         "steps": step_entries(request, bucket, steps),
         "latest": steps[-1] if steps else None,
-        "poll_url": app_url(request, "api-poll", subdir=bucket),
+        "poll_url": app_url(request, "api-poll", bucket=bucket),
         "poll_ms": conf.POLL_MS,
         "trends_url": app_url(request, "trends", bucket=bucket),
         "samples_url": step_url(request, bucket, step) if step else None,

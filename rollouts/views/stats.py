@@ -41,7 +41,7 @@ def step_stats_page(request: HttpRequest, bucket: str, step: str) -> HttpRespons
             "page": "stats",
             "stats": stats,
             "step_link": base,
-            "json_url": app_url(request, "api-stats", subdir=bucket, filename=filename),
+            "json_url": app_url(request, "api-stats", bucket=bucket, filename=filename),
             "histograms": [
                 histogram_bars(name, label, stats["histograms"][name], base)
                 for name, label in HISTOGRAMS
@@ -107,7 +107,7 @@ def group_page(request: HttpRequest, bucket: str, step: str, group: int) -> Http
             "mean_reward": format_number(summary["mean"]) if summary["n"] else None,
             "step_link": step_url(request, bucket, step),
             "json_url": app_url(
-                request, "api-group", subdir=bucket, filename=filename, group=group
+                request, "api-group", bucket=bucket, filename=filename, group=group
             ),
         }
     )
@@ -115,10 +115,10 @@ def group_page(request: HttpRequest, bucket: str, step: str, group: int) -> Http
 
 
 @api("GET", "HEAD")
-def api_group(request: HttpRequest, subdir: str, filename: str, group: int) -> HttpResponseBase:
+def api_group(request: HttpRequest, bucket: str, filename: str, group: int) -> HttpResponseBase:
     """A group's positions and rewards (the samples themselves: `.../sample/<position>`)."""
     catalog = get_catalog(request)
-    index = catalog.open_step(subdir, filename)
+    index = catalog.open_step(bucket, filename)
     columns = catalog.columns(index)
     rows = group_rows(columns, index.invalid).get(group)
     if not rows:
@@ -130,7 +130,7 @@ def api_group(request: HttpRequest, subdir: str, filename: str, group: int) -> H
 
     return json_response(
         {
-            "subdir": subdir,
+            "subdir": bucket,
             "filename": filename,
             **group_summary(columns, group, rows),
             "members": [

@@ -45,20 +45,20 @@ def cursor_of(items: Sequence[_Versioned]) -> dict[str, int] | None:
 def trends_page(request: HttpRequest, bucket: str) -> HttpResponse:
     catalog = get_catalog(request)
     context = header_context(request, catalog, bucket, None)
-    trends_url = app_url(request, "api-trends", subdir=bucket)
+    trends_url = app_url(request, "api-trends", bucket=bucket)
     context.update({"page": "trends", "trends_json_url": trends_url, "json_url": trends_url})
     return TemplateResponse(request, "rollouts/trends.html", context)
 
 
 @api("GET", "HEAD")
-def api_trends(request: HttpRequest, subdir: str) -> HttpResponseBase:
+def api_trends(request: HttpRequest, bucket: str) -> HttpResponseBase:
     """Per-step metrics of a bucket, the metric cards and the convergence reading.
 
     Answers at once with what is indexed so far (`indexed` of `total`); `?after=N` returns only
     the points of steps after N (the cards and the reading always cover every step).
     """
     after = int_param(request, "after", -1, -1, STEP_MAX)
-    snapshot = history_of(get_catalog(request), subdir).snapshot()
+    snapshot = history_of(get_catalog(request), bucket).snapshot()
     points = snapshot.points
     keys: dict[str, None] = {}
     for point in points:
@@ -66,13 +66,13 @@ def api_trends(request: HttpRequest, subdir: str) -> HttpResponseBase:
     statuses = [key for key in keys if key.startswith("status.")]
     return json_response(
         {
-            "subdir": subdir,
+            "subdir": bucket,
             "total": snapshot.total,
             "indexed": snapshot.total - snapshot.pending,
             "done": snapshot.done,
             "failed": [{"name": name, "error": error} for name, error in snapshot.failed.items()],
             "after": after,
-            "step_url": url_maker(request, "step", "step", bucket=subdir)("{step}"),
+            "step_url": url_maker(request, "step", "step", bucket=bucket)("{step}"),
             "series": curves(keys),
             "points": [_point_json(p, statuses) for p in points if p.step > after],
             "cards": cards(points),
@@ -96,7 +96,7 @@ def _point_json(point: Point, statuses: list[str]) -> dict[str, Any]:
 
 
 @api("GET", "HEAD")
-def api_poll(request: HttpRequest, subdir: str) -> HttpResponseBase:
+def api_poll(request: HttpRequest, bucket: str) -> HttpResponseBase:
     """What changed in a bucket since the client's cursor: cheap when nothing did.
 
     `after=N&size=S`: the newest step the client knows and its size. Returned: the steps after
@@ -106,13 +106,13 @@ def api_poll(request: HttpRequest, subdir: str) -> HttpResponseBase:
     after = int_param(request, "after", -1, -1, STEP_MAX)
     size = int_param(request, "size", -1, -1, STEP_MAX)
     catalog = get_catalog(request)
-    steps = catalog.steps(subdir)
+    steps = catalog.steps(bucket)
     changed = [s for s in steps if s.step > after or (s.step == after and s.size_bytes != size)]
     body: dict[str, Any] = {
-        "subdir": subdir,
+        "subdir": bucket,
         "total": len(steps),
         "changed": bool(changed),
-        "steps": step_entries(request, subdir, changed[:POLL_STEPS_MAX]),
+        "steps": step_entries(request, bucket, changed[:POLL_STEPS_MAX]),
         "cursor": cursor_of(steps),
         "watched": None,
     }
@@ -123,7 +123,7 @@ def api_poll(request: HttpRequest, subdir: str) -> HttpResponseBase:
             body["changed"] = True
             body["watched"] = {"name": watch, "deleted": True}
         elif watched.size_bytes != int_param(request, "watch_size", -1, -1, STEP_MAX):
-            index = catalog.open_step(subdir, watched.filename)
+            index = catalog.open_step(bucket, watched.filename)
             body["changed"] = True
             body["watched"] = {
                 "name": watch,

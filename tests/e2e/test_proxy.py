@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -21,6 +23,7 @@ import pytest
 
 from rollouts.demo import write_demo
 from tests.support.proxy import (
+    GUNICORN_CONFIG,
     LOCATIONS,
     PREFIX,
     Proxy,
@@ -34,7 +37,7 @@ from tests.support.proxy import (
     start_nginx,
     stopping,
 )
-from tests.support.servers import REPO_ROOT, loads_strict, process_group_members
+from tests.support.servers import REPO_ROOT, child_env, loads_strict, process_group_members
 
 pytestmark = pytest.mark.e2e
 
@@ -419,3 +422,14 @@ def test_readme_shows_the_nginx_location_that_is_tested(style: str) -> None:
         for i in range(len(block) - len(wanted) + 1)
     )
     assert found, "README.md has no ```nginx block with:\n" + json.dumps(wanted, indent=1)
+
+
+@pytest.mark.parametrize("name", ["RELAX_WORKERS", "RELAX_THREADS"])
+def test_a_bad_number_in_the_environment_stops_gunicorn_with_one_line(name: str) -> None:
+    gunicorn = Path(sys.executable).parent / "gunicorn"
+    env = child_env({name: "many"})
+    args = [str(gunicorn), "-c", GUNICORN_CONFIG, "--check-config", "relax_site.wsgi"]
+    result = subprocess.run(args, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert result.stderr.strip().splitlines() == [f"{name} must be a positive integer, got 'many'"]
+    assert "Traceback" not in result.stdout + result.stderr
