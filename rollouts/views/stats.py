@@ -13,7 +13,7 @@ from ..presentation.formatting import format_bytes, format_number
 from ..presentation.render import compile_mask
 from ..presentation.sample import present_sample
 from ..runs import get_catalog
-from ..store import NotFound, step_filename
+from ..store import Catalog, Columns, NotFound, StepIndex, step_filename, step_name
 from ..store.stats import group_rows, group_summary, group_table
 from .decorators import api, page
 from .header import header_context
@@ -57,17 +57,25 @@ def step_stats_page(request: HttpRequest, bucket: str, step: str) -> HttpRespons
     return TemplateResponse(request, "rollouts/stats.html", context)
 
 
+def _group_of(
+    catalog: Catalog, bucket: str, filename: str, group: int
+) -> tuple[StepIndex, Columns, list[int]]:
+    """The step's index and columns, and the positions of the group's readable samples."""
+    index = catalog.open_step(bucket, filename)
+    columns = catalog.columns(index)
+    rows = group_rows(columns, index.invalid).get(group)
+    if not rows:
+        raise NotFound(f"step {step_name(filename)} has no group {group}")
+    return index, columns, rows
+
+
 @page
 def group_page(request: HttpRequest, bucket: str, step: str, group: int) -> HttpResponse:
     """The samples of one group_index (one prompt, several answers) side by side."""
     catalog = get_catalog(request)
     context = header_context(request, catalog, bucket, step)
     filename = step_filename(step)
-    index = catalog.open_step(bucket, filename)
-    columns = catalog.columns(index)
-    rows = group_rows(columns, index.invalid).get(group)
-    if not rows:
-        raise NotFound(f"step {step} has no group {group}")
+    index, columns, rows = _group_of(catalog, bucket, filename, group)
     mask = compile_mask(conf.MASK_STR)
     sample_url = url_maker(request, "sample", "position", bucket=bucket, step=step)
     members, prompt = [], None
@@ -117,12 +125,7 @@ def group_page(request: HttpRequest, bucket: str, step: str, group: int) -> Http
 @api("GET", "HEAD")
 def api_group(request: HttpRequest, bucket: str, filename: str, group: int) -> HttpResponseBase:
     """A group's positions and rewards (the samples themselves: `.../sample/<position>`)."""
-    catalog = get_catalog(request)
-    index = catalog.open_step(bucket, filename)
-    columns = catalog.columns(index)
-    rows = group_rows(columns, index.invalid).get(group)
-    if not rows:
-        raise NotFound(f"{filename} has no group {group}")
+    index, columns, rows = _group_of(get_catalog(request), bucket, filename, group)
 
     def value(name: str, row: int) -> float | str | None:
         known = name in columns.numeric or name in columns.categorical
