@@ -28,14 +28,13 @@ from ..store import (
     Selection,
     StepIndex,
     UnreadableLine,
-    dumps_strict,
     line_as_json,
     rank_of,
     step_filename,
 )
 from .decorators import Redirect, api, page, render_sample_page
 from .header import header_context
-from .responses import JSON_TYPE, with_raw
+from .responses import JSON_TYPE, json_response, with_raw
 
 # Steps up to this size get their columns before the first page (well under 0.1 s), so small
 # steps never show a provisional ordering; bigger ones show the first sample at once instead.
@@ -256,7 +255,7 @@ def _twin(request: HttpRequest, bucket: str, step: str, position: int | None) ->
     }
     presented = context["sample"]
     if presented is None:
-        return HttpResponse(dumps_strict(data), status=status, content_type=JSON_TYPE)
+        return json_response(data, status)
     data["info"] = [asdict(row) for row in presented.info]
     data["rendered"] = {
         s.name: asdict(s.rendered) for s in presented.texts if s.rendered is not None
