@@ -216,9 +216,10 @@ class Catalog:
         Without `wait`, a step whose columns are not decoded yet answers in file order at once
         (every record, unreadable ones included, as they are not known yet).
         """
-        if not wait and not index.columns_ready:
-            return range(len(index))
-        self.columns(index)
+        if not index.columns_ready:
+            if not wait:
+                return range(len(index))
+            self.columns(index)  # the disk cache's, or decoded now
         result = order_positions(index, selection)
         self._account(index)
         return result
