@@ -20,10 +20,10 @@
 
   // -- storage: viewer.js's (JSON in localStorage; a page without it remembers nothing) --
   function load(key, fallback) {
-    return window.rvStorage ? window.rvStorage.load(key, fallback) : fallback;
+    return window.rv ? window.rv.storage.load(key, fallback) : fallback;
   }
   function store(key, value) {
-    if (window.rvStorage) window.rvStorage.store(key, value);
+    if (window.rv) window.rv.storage.store(key, value);
   }
 
   // -- the step selector -----------------------------------------------------------------
@@ -192,15 +192,10 @@
     });
   }
 
-  function fetchFragment(url) {
-    return fetch(url, {
-      headers: { "RV-Fragment": "1" },
-      credentials: "same-origin",
-      cache: "no-store",
-    }).then(function (response) {
-      return response.text();
-    }).then(function (html) {
-      return new DOMParser().parseFromString(html, "text/html").getElementById("rv-main");
+  // This very page, read again: never the prefetched copy viewer.js navigates with.
+  function fetchFresh(url) {
+    return window.rv.fetchFragment(url, { fresh: true }).then(function (result) {
+      return new DOMParser().parseFromString(result.html, "text/html").getElementById("rv-main");
     });
   }
 
@@ -210,7 +205,7 @@
     var main = document.getElementById("rv-main");
     if (!main) return Promise.resolve();
     var url = main.getAttribute("data-page-url") || window.location.href;
-    return fetchFragment(url).then(function (fresh) {
+    return fetchFresh(url).then(function (fresh) {
       if (!fresh || document.getElementById("rv-main") !== main) return; // navigated meanwhile
       if (!document.getElementById("rv-sample")) {
         // Nothing was on screen (the step had no complete line yet): show what there is now.

@@ -505,7 +505,7 @@
       if (state.points.length) renderChart();
     });
     var slider = byId("rv-smoothing");
-    var stored = window.rvStorage ? window.rvStorage.load(SMOOTHING_KEY, NaN) : NaN;
+    var stored = window.rv ? window.rv.storage.load(SMOOTHING_KEY, NaN) : NaN;
     if (stored >= 0 && stored <= 0.99) slider.value = stored;
     function setSmoothing() {
       state.smoothing = parseFloat(slider.value);
@@ -514,7 +514,7 @@
     }
     setSmoothing();
     slider.addEventListener("input", function () {
-      if (window.rvStorage) window.rvStorage.store(SMOOTHING_KEY, parseFloat(slider.value));
+      if (window.rv) window.rv.storage.store(SMOOTHING_KEY, parseFloat(slider.value));
       setSmoothing();
     });
   }
