@@ -1,18 +1,19 @@
 // Relax Rollout Viewer: live updates while a run is still writing its step files.
-// The header carries everything this needs (data-poll-url, the cursor in data-latest-*, the
-// shown step in data-step*): a small JSON poll says what changed since that cursor, new steps
-// join the step selector, "Follow latest" moves to the newest step, and a growing step's
-// counts are refreshed from a fragment of the same page without touching the sample on screen.
+// The header carries everything this needs (data-poll-url, data-poll-ms, the cursor in
+// data-latest-*, the shown step in data-step*): a small JSON poll every data-poll-ms says what
+// changed since that cursor, new steps join the step selector, "Follow latest" moves to the
+// newest step, and a growing step's counts are refreshed from a fragment of the same page
+// without touching the sample on screen.
 // The trends page keeps its own curves current (trends.js); here it only gets the header.
 (function () {
   "use strict";
 
-  var POLL_MS = 3000; // between the end of one poll and the start of the next
   var FOLLOW_KEY = "rv-follow"; // localStorage: "Follow latest" survives reloads and steps
   var FOLLOW_PAGES = { sample: true, stats: true }; // pages that move to a newer step
   var GROWN_EVENT = "rv:grown"; // fired on document when the shown step grew
 
   var header = null;
+  var pollMs = 3000; // from the end of one poll to the next; init() reads data-poll-ms
   var timer = null;
   var busy = false; // a poll (and any refresh it started) is in flight: never overlap
   var watching = true; // false once the shown step is gone: the bucket is still polled
@@ -326,7 +327,7 @@
 
   function schedule() {
     if (timer !== null || busy || stopped) return;
-    if (document.visibilityState === "visible") timer = setTimeout(poll, POLL_MS);
+    if (document.visibilityState === "visible") timer = setTimeout(poll, pollMs);
   }
 
   function stop() {
@@ -345,6 +346,7 @@
   function init() {
     header = document.getElementById("rv-header");
     if (!header || !header.getAttribute("data-poll-url")) return; // not a page of a bucket
+    if (window.rv) pollMs = window.rv.pollMs();
     setupFollow();
     document.addEventListener("visibilitychange", function () {
       if (document.visibilityState === "visible") {

@@ -8,8 +8,7 @@
 
   var SVG = "http://www.w3.org/2000/svg";
   var PAD = { left: 64, right: 18, top: 14, bottom: 38 }; // chart margins, px
-  var INDEX_POLL_MS = 700; // while the server is still indexing steps
-  var LIVE_POLL_MS = 3000; // afterwards: new steps, or a growing last step
+  var INDEX_POLL_MS = 700; // at most, while the server is still indexing steps
   var SMOOTHING_KEY = "rv-trends-smoothing";
   var LINE_CLASSES = 8; // .rv-line-0 ... .rv-line-7 in trends.css
   var GROUPS = { status: "Status mix", dataset: "Eval accuracy per dataset",
@@ -17,6 +16,7 @@
   var SHARES = { truncation_rate: 1, zero_signal_share: 1, success_share: 1 };
 
   var main, chart, tooltip;
+  var pollMs = 3000; // afterwards (new steps, or a growing last step): init() reads data-poll-ms
   var state = {
     points: [], series: [], data: null, done: false, cursor: null, busy: false, timer: null,
     choice: null, smoothing: 0.6, lines: [], scale: null, hoverStep: null, optionsKey: "",
@@ -103,7 +103,7 @@
         var box = byId("rv-trends-error");
         box.textContent = "Could not load the trends: " + error.message + ". Retrying.";
         box.hidden = false;
-        schedule(retry, LIVE_POLL_MS);
+        schedule(retry, pollMs);
       });
   }
   function schedule(fn, ms) {
@@ -126,8 +126,8 @@
       state.done = data.done;
       if (data.done) state.cursor = pollCursor || data.cursor;
       render();
-      if (data.done) schedule(poll, LIVE_POLL_MS);
-      else schedule(function () { loadTrends(false); }, INDEX_POLL_MS);
+      if (data.done) schedule(poll, pollMs);
+      else schedule(function () { loadTrends(false); }, Math.min(INDEX_POLL_MS, pollMs));
     }, function () { loadTrends(incremental, pollCursor); });
   }
 
@@ -139,7 +139,7 @@
     url.searchParams.set("size", state.cursor ? state.cursor.size : -1);
     request(url, function (body) {
       if (body.changed) loadTrends(true, body.cursor);
-      else schedule(poll, LIVE_POLL_MS);
+      else schedule(poll, pollMs);
     }, poll);
   }
 
@@ -522,6 +522,7 @@
   function init() {
     main = byId("rv-main");
     if (!main || !main.dataset.trendsUrl) return;
+    if (window.rv) pollMs = window.rv.pollMs();
     chart = byId("rv-trend-chart");
     tooltip = byId("rv-crosshair-values");
     setupControls();

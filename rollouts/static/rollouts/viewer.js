@@ -352,9 +352,18 @@
   });
 
   // -- shared with live.js and the page scripts (all deferred, so they run after this one) --
+  var DEFAULT_POLL_MS = 3000;
+  // The server's poll interval (data-poll-ms on the header), in ms; 3000 when missing or bad.
+  function pollMs() {
+    var header = document.getElementById("rv-header");
+    var raw = header ? header.getAttribute("data-poll-ms") : null;
+    var value = /^\d+$/.test(raw || "") ? parseInt(raw, 10) : 0;
+    return value >= 1 ? value : DEFAULT_POLL_MS;
+  }
   window.rv = {
     storage: { load: load, store: store },
     fetchFragment: fetchFragment,
+    pollMs: pollMs,
   };
 
   function init() {
