@@ -4,13 +4,16 @@
 // changed since that cursor, new steps join the step selector, "Follow latest" moves to the
 // newest step, and a growing step's counts are refreshed from a fragment of the same page
 // without touching the sample on screen.
-// The trends page keeps its own curves current (trends.js); here it only gets the header.
+// This is the only code that asks the poll endpoint: every answer is announced on document as
+// an "rv:poll" event (the parsed body in event.detail), so a page script keeps its own parts
+// current from the same answers (trends.js: the curves) instead of polling a second time.
 (function () {
   "use strict";
 
   var FOLLOW_KEY = "rv-follow"; // localStorage: "Follow latest" survives reloads and steps
   var FOLLOW_PAGES = { sample: true, stats: true }; // pages that move to a newer step
   var GROWN_EVENT = "rv:grown"; // fired on document when the shown step grew
+  var POLL_EVENT = "rv:poll"; // fired on document with every poll answer
 
   var header = null;
   var pollMs = 3000; // from the end of one poll to the next; init() reads data-poll-ms
@@ -273,7 +276,9 @@
 
   function readPoll(response) {
     return response.json().then(function (body) {
-      return response.ok ? body : null;
+      if (!response.ok) return null;
+      document.dispatchEvent(new CustomEvent(POLL_EVENT, { detail: body }));
+      return body;
     });
   }
 

@@ -1,19 +1,20 @@
 // Relax Rollout Viewer: the trends page of a bucket. Draws the per-step curves (chart.js), the
 // metric cards and the convergence reading from the trends JSON, and keeps them current.
-// Both URLs come from data-* attributes of <main> (the app may sit under any prefix). Text from
-// the data reaches the page only through textContent, and nothing sets an inline style (the
-// CSP forbids it): looks are CSS classes in trends.css.
+// The trends URL comes from <main>'s data-trends-url (the app may sit under any prefix). New or
+// grown steps are learnt from live.js's "rv:poll" events: this page never asks the poll
+// endpoint itself. Text from the data reaches the page only through textContent, and nothing
+// sets an inline style (the CSP forbids it): looks are CSS classes in trends.css.
 (function () {
   "use strict";
 
-  var INDEX_POLL_MS = 700; // at most, while the server is still indexing steps
+  var INDEX_RELOAD_MS = 700; // at most, between reloads while the server is still indexing
   var SMOOTHING_KEY = "rv-trends-smoothing";
   var GROUPS = { status: "Status mix", dataset: "Eval accuracy per dataset",
     component: "Reward components" };
   var SHARES = { truncation_rate: 1, zero_signal_share: 1, success_share: 1 };
 
   var main, chart; // <main>, and the rvChart drawing into #rv-trend-chart
-  var pollMs = 3000; // afterwards (new steps, or a growing last step): init() reads data-poll-ms
+  var pollMs = 3000; // the server's poll interval: init() reads it
   var state = {
     points: [], series: [], data: null, done: false, cursor: null, busy: false, timer: null,
     choice: null, smoothing: 0.6, optionsKey: "",
@@ -49,9 +50,10 @@
     return state.data.step_url.split("{step}").join(encodeURIComponent(point.name));
   }
 
-  // -- fetching and polling --------------------------------------------------------------
+  // -- fetching ------------------------------------------------------------------------
   // GET a JSON URL; on failure say so and try again later (a restarting server comes back).
   function request(url, use, retry) {
+    clearTimeout(state.timer); // one load at a time: a pending reload or retry is this one now
     state.busy = true;
     fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (r) {
@@ -78,7 +80,8 @@
   }
 
   // The whole bucket, or (incremental) only from the second-to-last known step on: the last
-  // one may have grown, and a point with the same step replaces the old one.
+  // one may have grown, and a point with the same step replaces the old one. `pollCursor`: the
+  // poll answer that asked for this load, whose cursor the page has now caught up with.
   function loadTrends(incremental, pollCursor) {
     var url = new URL(main.dataset.trendsUrl, window.location.href);
     var known = state.points.length;
@@ -92,21 +95,24 @@
       state.done = data.done;
       if (data.done) state.cursor = pollCursor || data.cursor;
       render();
-      if (data.done) schedule(poll, pollMs);
-      else schedule(function () { loadTrends(false); }, Math.min(INDEX_POLL_MS, pollMs));
+      // Still indexing: read again soon. Done: live.js's polls say when a step appears or grows.
+      if (data.done) return;
+      schedule(function () { loadTrends(false); }, Math.min(INDEX_RELOAD_MS, pollMs));
     }, function () { loadTrends(incremental, pollCursor); });
   }
 
-  // Cheap: asks whether a step appeared or grew since the cursor; hidden tabs do not ask.
-  function poll() {
-    if (document.visibilityState !== "visible") return; // resumed by visibilitychange
-    var url = new URL(main.dataset.pollUrl, window.location.href);
-    url.searchParams.set("after", state.cursor ? state.cursor.after : -1);
-    url.searchParams.set("size", state.cursor ? state.cursor.size : -1);
-    request(url, function (body) {
-      if (body.changed) loadTrends(true, body.cursor);
-      else schedule(poll, pollMs);
-    }, poll);
+  // A poll answer (live.js): its cursor is the bucket's newest step and that step's size.
+  // Another cursor than the one these curves were read at means a step appeared or grew (or
+  // went): read from there on. Compared with the page's own cursor, not the header's, so an
+  // answer that came while a load was under way is caught up with on the next one.
+  function onPoll(event) {
+    var cursor = event.detail && event.detail.cursor;
+    if (!state.done || state.busy || sameCursor(cursor, state.cursor)) return;
+    loadTrends(true, cursor);
+  }
+  function sameCursor(a, b) {
+    if (!a || !b) return !a && !b;
+    return a.after === b.after && a.size === b.size;
   }
 
   // -- page parts ------------------------------------------------------------------------
@@ -291,9 +297,7 @@
       format: fmt, percent: isShare,
     });
     setupControls();
-    document.addEventListener("visibilitychange", function () {
-      if (document.visibilityState === "visible" && state.done && !state.busy) schedule(poll, 0);
-    });
+    document.addEventListener("rv:poll", onPoll);
     loadTrends(false);
   }
 
