@@ -217,6 +217,29 @@ def test_growing_step_updates_the_counts_and_keeps_the_sample_being_read(
     tab.assert_clean()
 
 
+def test_growing_step_refresh_never_reuses_the_fragment_navigation_prefetched(
+    root: Path, server: ServerProcess, tab: Tab
+):
+    count, more = 3, 2
+    path = write_step(root, 12, count)
+    page = tab.page
+    page.goto(server.url(sample_url(12, 0)))
+    expect(page.locator("#rv-position")).to_have_text(position_text(1, count))
+    mark_document(page)
+    # The next sample comes from viewer.js's prefetched fragment: it is in the prefetch map now.
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#rv-position")).to_have_text(position_text(2, count))
+    assert url_path(page) == sample_url(12, 1)
+
+    append(path, "".join(relax_line(record(12, i)) for i in range(count, count + more)))
+    expect(page.locator("#rv-position")).to_have_text(
+        position_text(2, count + more), timeout=LIVE_TIMEOUT_MS
+    )
+    expect(page.locator("article#rv-sample")).to_have_attribute("data-total", str(count + more))
+    assert same_document(page)
+    tab.assert_clean()
+
+
 def test_half_written_last_line_is_a_note_not_an_error_until_it_is_complete(
     root: Path, server: ServerProcess, tab: Tab
 ):
