@@ -6,7 +6,7 @@
 //     legend: element,         // a <ul> for the legend (optional)
 //     href: function (point),  // a point's link; without it points are not links, and a
 //                              // click or Enter opens nothing (optional)
-//     format: function (value, key),  // a value as text (optional: String)
+//     format: function (value, key),  // a value as text (optional: String, "–" when missing)
 //     percent: function (key),        // whether a key's values are shares, shown in % (optional)
 //     xLabel: "step",          // the x axis' name (optional)
 //   });
