@@ -1,8 +1,9 @@
 """Live updates in a real headless Chromium while a test plays the run writing its step files.
 
 Each test gets its own data dir and server, writes the steps it starts from, opens a page, then
-writes more (new steps, new lines, half a line) and waits for the page's poll (every 3 s) to
-show it. Expected steps, counts and texts come from what the test wrote.
+writes more (new steps, new lines, half a line) and waits for the page's poll to show it. The
+servers poll every FAST_POLL_MS (RELAX_POLL_MS), and every timeout is derived from it.
+Expected steps, counts and texts come from what the test wrote.
 """
 
 from __future__ import annotations
@@ -11,18 +12,25 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import (
-    SETTLE_MS,
+    DEFAULT_POLL_MS,
+    FAST_POLL_ENV,
+    FAST_POLL_MS,
     Tab,
+    intervals,
+    live_timeout_ms,
     mark_document,
     position_text,
     same_document,
     url_path,
+    wait_for_poll_starts,
+    wait_for_polls,
     write_step_file,
 )
 from tests.support.data import relax_line, sample
@@ -30,8 +38,8 @@ from tests.support.servers import ServerProcess, run_visualize
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
-POLL_MS = 3000  # live.js polls this often
-LIVE_TIMEOUT_MS = 3 * POLL_MS  # a poll, its fragment, and slack for a slow runner
+POLL_MS = FAST_POLL_MS  # the servers here tell live.js to poll this often
+LIVE_TIMEOUT_MS = live_timeout_ms(POLL_MS)  # a poll, what it sets off, and slack
 BUCKET = "train"
 
 
@@ -44,7 +52,7 @@ def root_fixture(tmp_path: Path) -> Path:
 
 @pytest.fixture(name="server")
 def server_fixture(root: Path) -> Iterator[ServerProcess]:
-    with run_visualize(root) as server:
+    with run_visualize(root, env=FAST_POLL_ENV) as server:
         yield server
 
 
@@ -139,7 +147,7 @@ def test_without_follow_a_new_step_only_joins_the_selector_and_ticking_follow_go
 
     write_step(root, 3, 2)
     expect(page.locator('#rv-step option[data-step="3"]')).to_have_count(1, timeout=LIVE_TIMEOUT_MS)
-    page.wait_for_timeout(SETTLE_MS)  # the poll that added it would have moved by now
+    wait_for_polls(page, 2, POLL_MS)  # the poll that added it, and one more, would have moved
     assert url_path(page) == step_url(2)
     assert same_document(page)
 
@@ -156,7 +164,7 @@ def test_follow_latest_moves_to_each_new_step_and_survives_the_reload(
     page = tab.page
     page.goto(server.url(sample_url(4, 1)))
     follow(page)  # already on the newest step: nowhere to go
-    page.wait_for_timeout(SETTLE_MS)
+    wait_for_polls(page, 2, POLL_MS)  # nor after a poll, with follow on
     assert url_path(page) == sample_url(4, 1)
 
     write_step(root, 5, 3)
@@ -205,6 +213,29 @@ def test_growing_step_updates_the_counts_and_keeps_the_sample_being_read(
     page.locator("#rv-next").click()
     expect(page.locator("#rv-position")).to_have_text(position_text(count + 1, total))
     assert f"[live step 7 sample {count}]" in prompt_text(page)
+    assert same_document(page)
+    tab.assert_clean()
+
+
+def test_growing_step_refresh_never_reuses_the_fragment_navigation_prefetched(
+    root: Path, server: ServerProcess, tab: Tab
+):
+    count, more = 3, 2
+    path = write_step(root, 12, count)
+    page = tab.page
+    page.goto(server.url(sample_url(12, 0)))
+    expect(page.locator("#rv-position")).to_have_text(position_text(1, count))
+    mark_document(page)
+    # The next sample comes from viewer.js's prefetched fragment: it is in the prefetch map now.
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#rv-position")).to_have_text(position_text(2, count))
+    assert url_path(page) == sample_url(12, 1)
+
+    append(path, "".join(relax_line(record(12, i)) for i in range(count, count + more)))
+    expect(page.locator("#rv-position")).to_have_text(
+        position_text(2, count + more), timeout=LIVE_TIMEOUT_MS
+    )
+    expect(page.locator("article#rv-sample")).to_have_attribute("data-total", str(count + more))
     assert same_document(page)
     tab.assert_clean()
 
@@ -283,4 +314,21 @@ def test_empty_bucket_page_becomes_its_first_step_once_written(
     page.wait_for_url(re.compile(re.escape(step_url(0)) + "$"), timeout=LIVE_TIMEOUT_MS)
     expect(page.locator("#rv-position")).to_have_text(position_text(1, count))
     assert selector_steps(page) == [0]
+    tab.assert_clean()
+
+
+# -- the poll itself -------------------------------------------------------------------------
+def test_the_page_polls_at_the_servers_data_poll_ms(root: Path, server: ServerProcess, tab: Tab):
+    write_step(root, 2, 2)
+    page = tab.page
+    page.goto(server.url(step_url(2)))
+    expect(page.locator("#rv-header")).to_have_attribute("data-poll-ms", str(POLL_MS))
+    assert POLL_MS * 3 < DEFAULT_POLL_MS  # so the pace below tells the setting from the default
+
+    starts = wait_for_poll_starts(page, 8, POLL_MS)
+    gaps = intervals(starts)
+    # One poll is sent data-poll-ms after the previous answer: never sooner (a little timer
+    # jitter aside), and, a poll answering in a few ms, at about that pace.
+    assert min(gaps) >= 0.9 * POLL_MS, gaps
+    assert median(gaps) < 3 * POLL_MS, gaps
     tab.assert_clean()

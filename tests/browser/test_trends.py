@@ -29,9 +29,18 @@ from rollouts.store.reading import (
     noise,
 )
 from tests.support.browser import (
+    DEFAULT_POLL_MS,
+    FAST_POLL_ENV,
+    FAST_POLL_MS,
     Tab,
+    intervals,
+    live_timeout_ms,
     mark_document,
+    poll_events,
+    poll_starts,
+    record_poll_events,
     same_document,
+    wait_until_every_poll_is_announced,
     write_step_file,
 )
 from tests.support.data import relax_line
@@ -39,7 +48,8 @@ from tests.support.servers import ServerProcess, run_visualize
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
-LIVE_WAIT_MS = 15_000  # a new step: one poll (3 s) plus indexing, with room for a slow runner
+# The live cases' servers poll every FAST_POLL_MS; a new step takes a poll plus indexing.
+LIVE_WAIT_MS = live_timeout_ms(FAST_POLL_MS)
 
 # -- the shared data dir ---------------------------------------------------------------------
 TRAIN_STEPS = range(6)
@@ -445,13 +455,29 @@ def test_no_console_errors_in_dark_theme(viewer: ServerProcess, tab: Tab):
 
 
 # -- live, many steps, empty -----------------------------------------------------------------
+def trends_loads_after(page: Page, step: int) -> list[float]:
+    """Start times of the page's incremental loads of the trends JSON (`?after=step`)."""
+    return page.evaluate(
+        """step => {
+            const trends = new URL(document.getElementById("rv-main").dataset.trendsUrl,
+                                   location.href).pathname;
+            return performance.getEntriesByType("resource").filter(e => {
+                const url = new URL(e.name);
+                return url.pathname === trends && url.searchParams.get("after") === String(step);
+            }).map(e => e.startTime);
+        }""",
+        step,
+    )
+
+
 def test_a_new_step_appears_without_a_reload_and_a_growing_one_updates(tab: Tab, tmp_path: Path):
     root = tmp_path / "rollout_result"
     for step in (0, 1):
         write_step_file(root, "train", step, TRAIN[step])
     first, rest = TRAIN[2][:3], TRAIN[2][3:]
     assert mean_reward(first) != pytest.approx(mean_reward(TRAIN[2]))  # growing changes it
-    with run_visualize(root) as server:
+    record_poll_events(tab.page)
+    with run_visualize(root, env=FAST_POLL_ENV) as server:
         page = open_trends(tab, server, "train")
         expect(points(page, "reward_mean")).to_have_count(2)
         mark_document(page)
@@ -460,6 +486,14 @@ def test_a_new_step_appears_without_a_reload_and_a_growing_one_updates(tab: Tab,
         staged = write_step_file(tmp_path / "staging", "", 2, first)
         staged.rename(root / "train" / "2.jsonl")
         expect(points(page, "reward_mean")).to_have_count(3, timeout=LIVE_WAIT_MS)
+        # It came through the header's poll: live.js announced the new step (rv:poll), then the
+        # page read the trends after its second-to-last step (0: step 1 may have grown); no
+        # poll of its own.
+        announced = [e["time"] for e in poll_events(page) if (e["cursor"] or {}).get("after") == 2]
+        loads = trends_loads_after(page, 0)
+        assert announced and loads, (poll_events(page), loads)
+        assert loads[0] >= announced[0]
+        wait_until_every_poll_is_announced(page)
         hover_step(page, "reward_mean", 2)
         value = tip_row(page, "reward_mean").locator(".rv-tip-value")
         expect(value).to_have_text(number_text(mean_reward(first)))
@@ -521,7 +555,7 @@ def test_many_steps_show_indexing_progress_then_every_point(tab: Tab, tmp_path: 
 def test_empty_bucket_says_it_is_waiting_for_the_first_step(tab: Tab, tmp_path: Path):
     root = tmp_path / "rollout_result"
     (root / "train").mkdir(parents=True)
-    with run_visualize(root) as server:
+    with run_visualize(root, env=FAST_POLL_ENV) as server:
         page = open_trends(tab, server, "train")
         expect(page.locator("#rv-trends-empty")).to_be_visible()
         expect(page.locator("#rv-trends-empty")).to_contain_text("Waiting for the first step")
@@ -533,5 +567,33 @@ def test_empty_bucket_says_it_is_waiting_for_the_first_step(tab: Tab, tmp_path: 
         expect(points(page, "reward_mean")).to_have_count(1, timeout=LIVE_WAIT_MS)
         expect(page.locator("#rv-trends-empty")).to_be_hidden()
         assert same_document(page)
+        tab.assert_clean()
+        tab.close()
+
+
+def test_the_trends_page_polls_from_one_poller_only(tab: Tab, tmp_path: Path):
+    """live.js polls; the curves follow its answers. A second poller (trends.js asking on its
+    own, as it used to) would put a request between two of live.js's, or beside one."""
+    root = tmp_path / "rollout_result"
+    for step in (0, 1):
+        write_step_file(root, "train", step, TRAIN[step])
+    record_poll_events(tab.page)
+    with run_visualize(root, env=FAST_POLL_ENV) as server:
+        page = open_trends(tab, server, "train")
+        expect(page.locator("#rv-header")).to_have_attribute("data-poll-ms", str(FAST_POLL_MS))
+        since = page.evaluate("() => performance.now()")
+        # Long enough for a poller at the default pace, too, to have asked at least once.
+        window_ms = DEFAULT_POLL_MS + 2 * FAST_POLL_MS
+        page.wait_for_function(
+            """([since, span]) => window.__rvPollEvents.some(e => e.time - since >= span)""",
+            arg=[since, window_ms],
+            timeout=live_timeout_ms(window_ms),
+        )
+        starts = [t for t in poll_starts(page) if t >= since]
+        assert len(starts) >= 5, starts  # several periods, whatever the runner's load
+        # Never two requests closer than a poll period: none twice at once, none in between.
+        assert min(intervals(starts)) >= 0.9 * FAST_POLL_MS, intervals(starts)
+        wait_until_every_poll_is_announced(page)  # and each answer went to the page as rv:poll
+        expect(points(page, "reward_mean")).to_have_count(2)
         tab.assert_clean()
         tab.close()

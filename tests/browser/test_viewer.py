@@ -19,17 +19,19 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from tests.support.browser import (
-    SETTLE_MS,
     Tab,
     blur,
+    is_poll_url,
     mark_document,
     position_text,
     press_and_expect,
+    requests_so_far,
     same_document,
     save_screenshot,
     shown,
     url_path,
     url_query,
+    wait_for_prefetch,
     walk_positions,
     write_step_file,
 )
@@ -298,22 +300,41 @@ def test_keys_move_between_samples_without_reloading(viewer: ServerProcess, tab:
     assert measures >= len(steps)
 
 
+# Counts the keys (not the modifiers) that reach the document; added after viewer.js's listener,
+# so it runs after it for each key.
+COUNT_KEYS = """() => {
+    window.__rvKeysSeen = 0;
+    document.addEventListener("keydown", e => {
+        if (!["Control", "Alt", "Meta", "Shift"].includes(e.key)) window.__rvKeysSeen += 1;
+    });
+}"""
+
+
 def test_keys_are_ignored_while_typing_or_with_modifiers_and_scroll_keys_are_left_alone(
     viewer: ServerProcess, tab: Tab
 ):
     page = tab.page
     page.goto(viewer.url(sample_url("train", NAV_STEP, 1)))
     expect(page.locator("#rv-position")).to_have_text(position_text(2, NAV_SAMPLES))
-    before = page.url
+    wait_for_prefetch(page)  # a key that navigated to a neighbour would show it at once
+    before, sent = page.url, len(requests_so_far(tab))
+    page.evaluate(COUNT_KEYS)
+    pressed = 0
     page.locator("#rv-jump-input").focus()
     for key in ("ArrowRight", "j", "ArrowLeft", "k", "End", "Home"):
         page.keyboard.press(key)
+        pressed += 1
     blur(page)
     for key in ("Control+ArrowRight", "Alt+j", "Meta+End", "Control+Home"):
         page.keyboard.press(key)
+        pressed += 1
     for key in ("ArrowDown", "PageDown", "ArrowUp", "PageUp", "Space"):
         page.keyboard.press(key)
-    page.wait_for_timeout(SETTLE_MS)
+        pressed += 1
+    # Every key reached the document, after viewer.js's own listener; a navigation it started
+    # is either done (a prefetched neighbour swaps in at once) or a request already sent.
+    page.wait_for_function("n => window.__rvKeysSeen === n", arg=pressed)
+    assert [url for url in requests_so_far(tab)[sent:] if not is_poll_url(url)] == []
     expect(page.locator("#rv-position")).to_have_text(position_text(2, NAV_SAMPLES))
     assert page.url == before
 
@@ -654,7 +675,9 @@ def test_collapsed_section_stays_collapsed_on_the_next_sample_and_after_reload(
 # -- 7. XSS ----------------------------------------------------------------------------------
 def assert_nothing_injected(tab: Tab, server: ServerProcess) -> None:
     page = tab.page
-    page.wait_for_timeout(SETTLE_MS)  # let a failed image's onerror fire, were there one
+    # Let a failed image's onerror fire, were there one: an image is complete (loaded or
+    # broken) in the same task that fires its load or error event.
+    page.wait_for_function("() => [...document.images].every(image => image.complete)")
     assert page.evaluate("() => typeof window.__xss") == "undefined"
     assert tab.dialogs == []
     handlers = page.evaluate(
@@ -820,7 +843,7 @@ def test_unreachable_server_keeps_the_sample_and_says_so(tab: Tab, tmp_path: Pat
         page.goto(server.url(step_url("default", 0)))
         expect(page.locator("#rv-position")).to_have_text(position_text(1, count))
         expect(page.locator("#rv-offline")).to_be_hidden()
-        page.wait_for_load_state("networkidle")  # whatever the page prefetches, it has
+        wait_for_prefetch(page)  # whatever the page prefetches, it has
         server.stop()
 
         # A prefetched neighbour may still show without the server; the first sample it
@@ -829,8 +852,8 @@ def test_unreachable_server_keeps_the_sample_and_says_so(tab: Tab, tmp_path: Pat
         for _ in range(count - 1):
             before, before_url = page.locator("#rv-position").inner_text().strip(), page.url
             page.keyboard.press("ArrowRight")
+            # Settled: the neighbour is on screen, or its fetch failed and the banner says so.
             page.wait_for_function(SETTLED, arg=before)
-            page.wait_for_timeout(SETTLE_MS)
             if page.locator("#rv-position").inner_text().strip() == before:
                 break
         else:
@@ -849,8 +872,8 @@ def test_normal_page_has_no_console_errors(viewer: ServerProcess, tab: Tab):
     page = tab.page
     page.goto(viewer.url(sample_url("train", RENDER_STEP, 0)))
     expect(page.locator("#rv-position")).to_have_text(position_text(1, len(RENDER_RECORDS)))
-    page.wait_for_load_state("networkidle")
+    wait_for_prefetch(page)
     blur(page)
     press_and_expect(page, "ArrowRight", 2, len(RENDER_RECORDS))
-    page.wait_for_load_state("networkidle")
+    wait_for_prefetch(page)  # the new neighbours too: every request the page made is answered
     tab.assert_clean()

@@ -9,14 +9,20 @@ Each test gets a fresh browser context (clean localStorage, cookies and cache) a
 that records what a user would not see but a test must: console errors (CSP violations are
 among them), uncaught page errors, dialogs (dismissed at once), and every request and failed
 response the page made.
+
+No test sleeps. A test that waits for a live update starts its server with `FAST_POLL_ENV`
+and derives its timeouts from `FAST_POLL_MS`; a test that must show something did NOT happen
+waits for positive evidence that it had every chance to (`wait_for_polls`, `requests_so_far`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -33,6 +39,9 @@ from playwright.sync_api import (
     expect,
     sync_playwright,
 )
+from playwright.sync_api import (
+    TimeoutError as PlaywrightTimeoutError,
+)
 
 from tests.support.data import relax_line
 from tests.support.servers import REPO_ROOT
@@ -48,7 +57,12 @@ CHROMIUM_ARGS = [
 ]
 SCREENSHOT_DIR = REPO_ROOT / "test-artifacts" / "screenshots"
 TIMEOUT_MS = 10_000  # for any single wait; a healthy page answers in well under a second
-SETTLE_MS = 300  # how long a test waits to be sure that something did NOT happen
+DEFAULT_POLL_MS = 3000  # a page's poll interval when the server is not told (rollouts.conf)
+# Servers of tests that wait for live updates poll this often (data-poll-ms): short, so the
+# tests are quick, and long enough that a loaded 2-core runner answers a poll well within it.
+FAST_POLL_MS = 200
+FAST_POLL_ENV = {"RELAX_POLL_MS": str(FAST_POLL_MS)}
+POLL_PATH = re.compile(r"/api/jsonl/[^/]+/poll$")  # what live.js asks, under any prefix
 VIEWPORT = {"width": 1280, "height": 900}
 
 expect.set_options(timeout=TIMEOUT_MS)
@@ -168,6 +182,134 @@ def write_step_file(root: Path, bucket: str, step: int, lines: Iterable[Any]) ->
         encoding="utf-8",
     )
     return path
+
+
+# -- waiting for the live code ---------------------------------------------------------------
+def live_timeout_ms(poll_ms: int) -> int:
+    """How long a test waits for a live update on a server polling every `poll_ms`: two
+    periods (a write may just miss one poll), then the budget of any single wait for what the
+    answer sets off (indexing, a fragment, a page load)."""
+    return 2 * poll_ms + TIMEOUT_MS
+
+
+def is_poll_url(url: str) -> bool:
+    return bool(POLL_PATH.search(urlsplit(url).path))
+
+
+def is_poll(request: Request) -> bool:
+    return is_poll_url(request.url)
+
+
+def wait_for_polls(page: Page, count: int = 2, poll_ms: int = FAST_POLL_MS) -> None:
+    """Wait until the page (or the page it went to) has sent `count` more poll requests.
+
+    Positive evidence that time passed: live.js sends a poll only once the previous answer has
+    been acted on, so after two requests at least one whole poll (ask, answer, act) happened
+    since the call. What a poll would have done, it has done by now.
+    """
+    for _ in range(count):
+        page.wait_for_event("request", predicate=is_poll, timeout=live_timeout_ms(poll_ms))
+
+
+BARRIER = "rv-test-barrier"  # the query parameter that marks a barrier request
+
+
+def requests_so_far(tab: Tab) -> list[str]:
+    """Every request the page has sent until now, read after a barrier.
+
+    Playwright reports a page's requests in the order it sent them, so once a request the test
+    makes the page send (a stylesheet it already loaded) has been reported, so has every
+    request sent before it. Barriers are left out of the list.
+    """
+    page = tab.page
+    href = page.evaluate("() => document.querySelector('link[rel=stylesheet]').href")
+    barrier = f"{href}{'&' if '?' in href else '?'}{BARRIER}={len(tab.requests)}"
+    with page.expect_request(lambda request: request.url == barrier):
+        page.evaluate("url => { fetch(url); }", barrier)
+    seen = list(tab.requests)
+    return [url for url in seen[: seen.index(barrier)] if BARRIER not in url]
+
+
+# JS: the start times (performance.now() ms) of the poll requests this document completed, from
+# the Resource Timing entries the browser keeps (the page's own clock, no Python in between).
+POLL_STARTS_JS = """() => {
+    const header = document.getElementById("rv-header");
+    const poll = new URL(header.dataset.pollUrl, location.href).pathname;
+    return performance.getEntriesByType("resource")
+        .filter(e => new URL(e.name).pathname === poll).map(e => e.startTime);
+}"""
+
+
+def poll_starts(page: Page) -> list[float]:
+    return page.evaluate(POLL_STARTS_JS)
+
+
+def intervals(times: list[float]) -> list[float]:
+    """The time between each of `times` and the next."""
+    return [b - a for a, b in pairwise(times)]
+
+
+def wait_for_poll_starts(page: Page, count: int, poll_ms: int = FAST_POLL_MS) -> list[float]:
+    """The start times of the page's first `count` (or more) completed polls, once it has them."""
+    page.wait_for_function(
+        f"n => ({POLL_STARTS_JS})().length >= n",
+        arg=count,
+        timeout=count * live_timeout_ms(poll_ms),
+    )
+    return poll_starts(page)
+
+
+# Run before the page's scripts: every rv:poll event live.js dispatches, in order, with the
+# page-clock time it was seen and the answer's cursor (and room for every Resource Timing entry
+# a long test makes: the browser keeps 250 by default).
+RECORD_POLL_EVENTS_JS = """
+    window.__rvPollEvents = [];
+    performance.setResourceTimingBufferSize(10000);
+    document.addEventListener("rv:poll", e => window.__rvPollEvents.push(
+        {time: performance.now(), changed: e.detail.changed, cursor: e.detail.cursor}));
+"""
+
+
+def record_poll_events(page: Page) -> None:
+    """From the next page load on, keep every rv:poll event in window.__rvPollEvents."""
+    page.add_init_script(RECORD_POLL_EVENTS_JS)
+
+
+def poll_events(page: Page) -> list[dict[str, Any]]:
+    return page.evaluate("() => window.__rvPollEvents")
+
+
+def wait_until_every_poll_is_announced(page: Page, poll_ms: int = FAST_POLL_MS) -> None:
+    """Wait until the page has announced (rv:poll) exactly as many answers as it completed polls.
+
+    Between two polls the counts agree when live.js alone polls: each answer it reads is one
+    event. A request any other code sent to the poll endpoint is never announced, so the counts
+    never agree and this fails, saying both.
+    """
+    try:
+        page.wait_for_function(
+            f"() => window.__rvPollEvents.length === ({POLL_STARTS_JS})().length",
+            timeout=live_timeout_ms(poll_ms),
+        )
+    except PlaywrightTimeoutError:
+        polls, events = len(poll_starts(page)), len(poll_events(page))
+        raise AssertionError(f"{polls} polls answered, {events} announced as rv:poll") from None
+
+
+# JS: whether the neighbours of the sample on screen (data-next-url, data-prev-url) are fetched
+# to the end: the page prefetches them, and a Resource Timing entry appears once one's body is in.
+NEIGHBOURS_FETCHED_JS = """() => {
+    const sample = document.getElementById("rv-sample");
+    if (!sample) return false;
+    const fetched = new Set(performance.getEntriesByType("resource").map(e => e.name));
+    return [sample.dataset.nextUrl, sample.dataset.prevUrl].filter(Boolean)
+        .every(url => fetched.has(new URL(url, location.href).href));
+}"""
+
+
+def wait_for_prefetch(page: Page) -> None:
+    """Wait until the page has prefetched the neighbours of the sample on screen."""
+    page.wait_for_function(NEIGHBOURS_FETCHED_JS)
 
 
 # -- reading the page ------------------------------------------------------------------------

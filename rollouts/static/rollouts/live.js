@@ -1,18 +1,22 @@
 // Relax Rollout Viewer: live updates while a run is still writing its step files.
-// The header carries everything this needs (data-poll-url, the cursor in data-latest-*, the
-// shown step in data-step*): a small JSON poll says what changed since that cursor, new steps
-// join the step selector, "Follow latest" moves to the newest step, and a growing step's
-// counts are refreshed from a fragment of the same page without touching the sample on screen.
-// The trends page keeps its own curves current (trends.js); here it only gets the header.
+// The header carries everything this needs (data-poll-url, data-poll-ms, the cursor in
+// data-latest-*, the shown step in data-step*): a small JSON poll every data-poll-ms says what
+// changed since that cursor, new steps join the step selector, "Follow latest" moves to the
+// newest step, and a growing step's counts are refreshed from a fragment of the same page
+// without touching the sample on screen.
+// This is the only code that asks the poll endpoint: every answer is announced on document as
+// an "rv:poll" event (the parsed body in event.detail), so a page script keeps its own parts
+// current from the same answers (trends.js: the curves) instead of polling a second time.
 (function () {
   "use strict";
 
-  var POLL_MS = 3000; // between the end of one poll and the start of the next
   var FOLLOW_KEY = "rv-follow"; // localStorage: "Follow latest" survives reloads and steps
   var FOLLOW_PAGES = { sample: true, stats: true }; // pages that move to a newer step
   var GROWN_EVENT = "rv:grown"; // fired on document when the shown step grew
+  var POLL_EVENT = "rv:poll"; // fired on document with every poll answer
 
   var header = null;
+  var pollMs = 3000; // from the end of one poll to the next; init() reads data-poll-ms
   var timer = null;
   var busy = false; // a poll (and any refresh it started) is in flight: never overlap
   var watching = true; // false once the shown step is gone: the bucket is still polled
@@ -20,10 +24,10 @@
 
   // -- storage: viewer.js's (JSON in localStorage; a page without it remembers nothing) --
   function load(key, fallback) {
-    return window.rvStorage ? window.rvStorage.load(key, fallback) : fallback;
+    return window.rv ? window.rv.storage.load(key, fallback) : fallback;
   }
   function store(key, value) {
-    if (window.rvStorage) window.rvStorage.store(key, value);
+    if (window.rv) window.rv.storage.store(key, value);
   }
 
   // -- the step selector -----------------------------------------------------------------
@@ -192,15 +196,10 @@
     });
   }
 
-  function fetchFragment(url) {
-    return fetch(url, {
-      headers: { "RV-Fragment": "1" },
-      credentials: "same-origin",
-      cache: "no-store",
-    }).then(function (response) {
-      return response.text();
-    }).then(function (html) {
-      return new DOMParser().parseFromString(html, "text/html").getElementById("rv-main");
+  // This very page, read again: never the prefetched copy viewer.js navigates with.
+  function fetchFresh(url) {
+    return window.rv.fetchFragment(url, { fresh: true }).then(function (result) {
+      return new DOMParser().parseFromString(result.html, "text/html").getElementById("rv-main");
     });
   }
 
@@ -210,7 +209,7 @@
     var main = document.getElementById("rv-main");
     if (!main) return Promise.resolve();
     var url = main.getAttribute("data-page-url") || window.location.href;
-    return fetchFragment(url).then(function (fresh) {
+    return fetchFresh(url).then(function (fresh) {
       if (!fresh || document.getElementById("rv-main") !== main) return; // navigated meanwhile
       if (!document.getElementById("rv-sample")) {
         // Nothing was on screen (the step had no complete line yet): show what there is now.
@@ -277,7 +276,9 @@
 
   function readPoll(response) {
     return response.json().then(function (body) {
-      return response.ok ? body : null;
+      if (!response.ok) return null;
+      document.dispatchEvent(new CustomEvent(POLL_EVENT, { detail: body }));
+      return body;
     });
   }
 
@@ -331,7 +332,7 @@
 
   function schedule() {
     if (timer !== null || busy || stopped) return;
-    if (document.visibilityState === "visible") timer = setTimeout(poll, POLL_MS);
+    if (document.visibilityState === "visible") timer = setTimeout(poll, pollMs);
   }
 
   function stop() {
@@ -350,6 +351,7 @@
   function init() {
     header = document.getElementById("rv-header");
     if (!header || !header.getAttribute("data-poll-url")) return; // not a page of a bucket
+    if (window.rv) pollMs = window.rv.pollMs();
     setupFollow();
     document.addEventListener("visibilitychange", function () {
       if (document.visibilityState === "visible") {

@@ -1,25 +1,23 @@
-// Relax Rollout Viewer: the trends page of a bucket. Draws the per-step curves, the metric
-// cards and the convergence reading from the trends JSON, and keeps them current.
-// Both URLs come from data-* attributes of <main> (the app may sit under any prefix). Text from
-// the data reaches the page only through textContent, and nothing sets an inline style (the
-// CSP forbids it): geometry is SVG attributes, looks are CSS classes in trends.css.
+// Relax Rollout Viewer: the trends page of a bucket. Draws the per-step curves (chart.js), the
+// metric cards and the convergence reading from the trends JSON, and keeps them current.
+// The trends URL comes from <main>'s data-trends-url (the app may sit under any prefix). New or
+// grown steps are learnt from live.js's "rv:poll" events: this page never asks the poll
+// endpoint itself. Text from the data reaches the page only through textContent, and nothing
+// sets an inline style (the CSP forbids it): looks are CSS classes in trends.css.
 (function () {
   "use strict";
 
-  var SVG = "http://www.w3.org/2000/svg";
-  var PAD = { left: 64, right: 18, top: 14, bottom: 38 }; // chart margins, px
-  var INDEX_POLL_MS = 700; // while the server is still indexing steps
-  var LIVE_POLL_MS = 3000; // afterwards: new steps, or a growing last step
+  var INDEX_RELOAD_MS = 700; // at most, between reloads while the server is still indexing
   var SMOOTHING_KEY = "rv-trends-smoothing";
-  var LINE_CLASSES = 8; // .rv-line-0 ... .rv-line-7 in trends.css
   var GROUPS = { status: "Status mix", dataset: "Eval accuracy per dataset",
     component: "Reward components" };
   var SHARES = { truncation_rate: 1, zero_signal_share: 1, success_share: 1 };
 
-  var main, chart, tooltip;
+  var main, chart; // <main>, and the rvChart drawing into #rv-trend-chart
+  var pollMs = 3000; // the server's poll interval: init() reads it
   var state = {
     points: [], series: [], data: null, done: false, cursor: null, busy: false, timer: null,
-    choice: null, smoothing: 0.6, lines: [], scale: null, hoverStep: null, optionsKey: "",
+    choice: null, smoothing: 0.6, optionsKey: "",
   };
 
   // -- small helpers ---------------------------------------------------------------------
@@ -28,12 +26,6 @@
     var node = document.createElement(tag);
     if (className) node.className = className;
     if (text !== undefined && text !== null) node.textContent = text;
-    return node;
-  }
-  function svg(tag, attrs, parent) {
-    var node = document.createElementNS(SVG, tag);
-    Object.keys(attrs).forEach(function (name) { node.setAttribute(name, attrs[name]); });
-    if (parent) parent.appendChild(node);
     return node;
   }
   function finite(v) { return typeof v === "number" && isFinite(v); }
@@ -58,34 +50,10 @@
     return state.data.step_url.split("{step}").join(encodeURIComponent(point.name));
   }
 
-  // TensorBoard's debiased exponential moving average: missing values are skipped (and stay
-  // missing), and the early points are not dragged towards 0.
-  function ema(values, weight) {
-    var last = 0, count = 0;
-    return values.map(function (v) {
-      if (!finite(v)) return null;
-      last = last * weight + (1 - weight) * v;
-      count += 1;
-      return last / (1 - Math.pow(weight, count));
-    });
-  }
-
-  // About `count` round tick values covering [low, high], as d3 picks them.
-  function ticks(low, high, count) {
-    if (!(high > low)) return [low];
-    var raw = (high - low) / count, power = Math.pow(10, Math.floor(Math.log10(raw)));
-    var error = raw / power;
-    var unit = power * (error >= 7.07 ? 10 : error >= 3.16 ? 5 : error >= 1.41 ? 2 : 1);
-    var out = [];
-    for (var t = Math.ceil(low / unit) * unit; t <= high + unit * 1e-9; t += unit) {
-      out.push(+t.toPrecision(12));
-    }
-    return out;
-  }
-
-  // -- fetching and polling --------------------------------------------------------------
+  // -- fetching ------------------------------------------------------------------------
   // GET a JSON URL; on failure say so and try again later (a restarting server comes back).
   function request(url, use, retry) {
+    clearTimeout(state.timer); // one load at a time: a pending reload or retry is this one now
     state.busy = true;
     fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (r) {
@@ -103,7 +71,7 @@
         var box = byId("rv-trends-error");
         box.textContent = "Could not load the trends: " + error.message + ". Retrying.";
         box.hidden = false;
-        schedule(retry, LIVE_POLL_MS);
+        schedule(retry, pollMs);
       });
   }
   function schedule(fn, ms) {
@@ -112,7 +80,8 @@
   }
 
   // The whole bucket, or (incremental) only from the second-to-last known step on: the last
-  // one may have grown, and a point with the same step replaces the old one.
+  // one may have grown, and a point with the same step replaces the old one. `pollCursor`: the
+  // poll answer that asked for this load, whose cursor the page has now caught up with.
   function loadTrends(incremental, pollCursor) {
     var url = new URL(main.dataset.trendsUrl, window.location.href);
     var known = state.points.length;
@@ -126,21 +95,24 @@
       state.done = data.done;
       if (data.done) state.cursor = pollCursor || data.cursor;
       render();
-      if (data.done) schedule(poll, LIVE_POLL_MS);
-      else schedule(function () { loadTrends(false); }, INDEX_POLL_MS);
+      // Still indexing: read again soon. Done: live.js's polls say when a step appears or grows.
+      if (data.done) return;
+      schedule(function () { loadTrends(false); }, Math.min(INDEX_RELOAD_MS, pollMs));
     }, function () { loadTrends(incremental, pollCursor); });
   }
 
-  // Cheap: asks whether a step appeared or grew since the cursor; hidden tabs do not ask.
-  function poll() {
-    if (document.visibilityState !== "visible") return; // resumed by visibilitychange
-    var url = new URL(main.dataset.pollUrl, window.location.href);
-    url.searchParams.set("after", state.cursor ? state.cursor.after : -1);
-    url.searchParams.set("size", state.cursor ? state.cursor.size : -1);
-    request(url, function (body) {
-      if (body.changed) loadTrends(true, body.cursor);
-      else schedule(poll, LIVE_POLL_MS);
-    }, poll);
+  // A poll answer (live.js): its cursor is the bucket's newest step and that step's size.
+  // Another cursor than the one these curves were read at means a step appeared or grew (or
+  // went): read from there on. Compared with the page's own cursor, not the header's, so an
+  // answer that came while a load was under way is caught up with on the next one.
+  function onPoll(event) {
+    var cursor = event.detail && event.detail.cursor;
+    if (!state.done || state.busy || sameCursor(cursor, state.cursor)) return;
+    loadTrends(true, cursor);
+  }
+  function sameCursor(a, b) {
+    if (!a || !b) return !a && !b;
+    return a.after === b.after && a.size === b.size;
   }
 
   // -- page parts ------------------------------------------------------------------------
@@ -235,27 +207,13 @@
       var spark = card.spark;
       delta.appendChild(html("span", "rv-meta", card.delta === null ? " first step"
         : " since step " + spark[spark.length - 2].step));
-      node.appendChild(sparkline(spark));
+      node.appendChild(window.rvChart.sparkline(spark.map(function (s) { return s.value; })));
       var flag = finite(card.threshold)
         ? "; a change beyond ±" + fmtDelta(card.threshold, card.key).slice(1) + " is flagged" : "";
       node.appendChild(html("p", "rv-note", "step " + card.step + flag));
       if (card.abnormal) node.appendChild(html("p", "rv-card-why", card.why));
       return node;
     }));
-  }
-
-  function sparkline(spark) {
-    var width = 160, height = 36, values = spark.map(function (s) { return s.value; });
-    var low = Math.min.apply(null, values), high = Math.max.apply(null, values);
-    var box = svg("svg", { "class": "rv-spark", viewBox: "0 0 " + width + " " + height,
-      preserveAspectRatio: "none", "aria-hidden": "true" });
-    var d = values.map(function (v, i) {
-      var x = values.length > 1 ? 2 + (i * (width - 4)) / (values.length - 1) : width / 2;
-      var y = high > low ? height - 3 - ((v - low) / (high - low)) * (height - 6) : height / 2;
-      return (i ? "L" : "M") + x.toFixed(1) + "," + y.toFixed(1);
-    }).join("");
-    svg("path", { "class": "rv-spark-line", d: d + (values.length === 1 ? "h1" : "") }, box);
-    return box;
   }
 
   // -- the curve selector: one metric, or every series of a kind ("all:status") ----------
@@ -295,204 +253,15 @@
     return node;
   }
 
-  // -- the chart -------------------------------------------------------------------------
+  // -- the chart: rvChart (chart.js) draws the chosen curves -------------------------------
   function renderChart() {
     var choice = effectiveChoice();
-    var width = Math.max(chart.clientWidth, 320), height = Math.max(chart.clientHeight, 200);
-    chart.setAttribute("viewBox", "0 0 " + width + " " + height);
-    chart.setAttribute("data-series", choice || "");
-    chart.setAttribute("data-smoothing", state.smoothing);
-    state.lines = available(choice).map(function (s, i) {
-      var raw = state.points.map(function (p) {
-        return finite(p.metrics[s.key]) ? p.metrics[s.key] : null;
-      });
-      return { key: s.key, label: s.label, cls: "rv-line-" + (i % LINE_CLASSES), raw: raw,
-        smooth: ema(raw, state.smoothing) };
-    });
-    state.scale = scales(width, height);
-    chart.replaceChildren();
-    drawAxes(width, height);
-    state.lines.forEach(drawLine);
-    var cross = svg("g", { "class": "rv-crosshair" }, chart);
-    svg("line", { "class": "rv-crosshair-line", x1: 0, x2: 0, y1: PAD.top,
-      y2: height - PAD.bottom }, cross);
-    state.lines.forEach(function (line) {
-      svg("circle", { "class": "rv-hover-dot " + line.cls, r: 5, cx: 0, cy: 0 }, cross);
-    });
-    renderLegend();
-    if (state.hoverStep !== null) showHover(state.hoverStep);
-  }
-
-  // Step -> x and value -> y, from the steps and the shown values (with some headroom).
-  function scales(width, height) {
-    var x0 = state.points[0].step, x1 = state.points[state.points.length - 1].step;
-    var ys = [].concat.apply([], state.lines.map(function (l) { return l.raw.filter(finite); }));
-    var y0 = ys.length ? Math.min.apply(null, ys) : 0, y1 = ys.length ? Math.max.apply(null, ys) : 1;
-    var pad = y1 > y0 ? (y1 - y0) * 0.08 : Math.abs(y0) * 0.1 || 0.5;
-    var left = PAD.left, right = width - PAD.right, top = PAD.top, bottom = height - PAD.bottom;
-    return {
-      x0: x0, x1: x1, y0: y0 - pad, y1: y1 + pad, left: left, right: right, bottom: bottom,
-      x: function (step) {
-        return x1 > x0 ? left + ((step - x0) * (right - left)) / (x1 - x0) : (left + right) / 2;
-      },
-      y: function (v) { return bottom - ((v - (y0 - pad)) * (bottom - top)) / (y1 - y0 + 2 * pad); },
-    };
-  }
-
-  function drawAxes(width, height) {
-    var s = state.scale, grid = svg("g", { "class": "rv-axes" }, chart);
-    var share = state.lines.length && isShare(state.lines[0].key);
-    var yTicks = ticks(s.y0, s.y1, 5), unit = (yTicks[1] - yTicks[0]) * (share ? 100 : 1);
-    var digits = yTicks.length > 1 ? Math.max(0, -Math.floor(Math.log10(unit) + 1e-9)) : 4;
-    yTicks.forEach(function (t) {
-      var y = s.y(t).toFixed(1);
-      svg("line", { "class": "rv-gridline", x1: s.left, x2: s.right, y1: y, y2: y }, grid);
-      svg("text", { "class": "rv-tick", x: s.left - 6, y: y, dy: "0.32em", "text-anchor": "end" },
-        grid).textContent = share ? (100 * t).toFixed(digits) + " %" : t.toFixed(digits);
-    });
-    var xTicks = ticks(s.x0, s.x1, Math.min(8, Math.max(s.x1 - s.x0, 1)));
-    xTicks.filter(Number.isInteger).forEach(function (t) {
-      var x = s.x(t).toFixed(1);
-      svg("line", { "class": "rv-tickmark", x1: x, x2: x, y1: s.bottom, y2: s.bottom + 4 }, grid);
-      svg("text", { "class": "rv-tick", x: x, y: s.bottom + 16, "text-anchor": "middle" }, grid)
-        .textContent = String(t);
-    });
-    svg("line", { "class": "rv-axis-line", x1: s.left, x2: s.right, y1: s.bottom, y2: s.bottom },
-      grid);
-    svg("text", { "class": "rv-axis-label", x: (s.left + s.right) / 2, y: height - 4,
-      "text-anchor": "middle" }, grid).textContent = "step";
-  }
-
-  // Path through the finite values, broken where a step has none (a gap, never a 0).
-  function pathOf(values) {
-    var d = "", pen = "M";
-    values.forEach(function (v, i) {
-      if (v === null) { pen = "M"; return; }
-      d += pen + state.scale.x(state.points[i].step).toFixed(2) + "," + state.scale.y(v).toFixed(2);
-      pen = "L";
-    });
-    return d;
-  }
-
-  // A faint raw line, the smoothed line over it, and every raw value as a dot linking its step.
-  function drawLine(line) {
-    var group = svg("g", { "class": "rv-trend-line " + line.cls, "data-key": line.key }, chart);
-    svg("path", { "class": "rv-raw-line", d: pathOf(line.raw) }, group);
-    svg("path", { "class": "rv-ema-line", d: pathOf(line.smooth) }, group);
-    line.raw.forEach(function (v, i) {
-      if (v === null) return;
-      var point = state.points[i];
-      var link = svg("a", { "class": "rv-trend-point-link", href: stepUrl(point), tabindex: "-1",
-        "data-step": point.step, "data-name": point.name }, group);
-      svg("circle", { "class": "rv-trend-point", cx: state.scale.x(point.step).toFixed(2),
-        cy: state.scale.y(v).toFixed(2), r: 3.5 }, link);
-      svg("title", {}, link).textContent =
-        line.label + " at step " + point.step + ": " + fmt(v, line.key);
-    });
-  }
-
-  function renderLegend() {
-    var legend = byId("rv-legend");
-    legend.replaceChildren.apply(legend, state.lines.map(function (line) {
-      var item = html("li", "rv-legend-item " + line.cls);
-      item.setAttribute("data-key", line.key);
-      item.appendChild(html("span", "rv-swatch"));
-      item.appendChild(document.createTextNode(line.label));
-      return item;
-    }));
-    legend.appendChild(html("li", "rv-meta", "dots: each step; faint line: raw; solid: smoothed"));
-  }
-
-  // -- hover, keyboard, click ------------------------------------------------------------
-  function nearestIndex(event) {
-    var matrix = chart.getScreenCTM();
-    if (!matrix || !state.points.length) return -1;
-    var x = new DOMPoint(event.clientX, event.clientY).matrixTransform(matrix.inverse()).x;
-    var best = 0;
-    state.points.forEach(function (p, i) {
-      var distance = Math.abs(state.scale.x(p.step) - x);
-      if (distance < Math.abs(state.scale.x(state.points[best].step) - x)) best = i;
-    });
-    return best;
-  }
-  function indexOfStep(step) {
-    for (var i = 0; i < state.points.length; i++) if (state.points[i].step === step) return i;
-    return -1;
-  }
-
-  // The crosshair at `step`, and the tooltip with each shown series' raw and smoothed value.
-  function showHover(step) {
-    var i = indexOfStep(step);
-    if (i < 0) return hideHover();
-    state.hoverStep = step;
-    var x = state.scale.x(step).toFixed(2);
-    var cross = chart.querySelector(".rv-crosshair"), line = cross.querySelector("line");
-    cross.classList.add("rv-shown");
-    line.setAttribute("x1", x);
-    line.setAttribute("x2", x);
-    tooltip.replaceChildren(html("strong", "", "Step " + step));
-    tooltip.setAttribute("data-step", step);
-    var list = tooltip.appendChild(html("ul", "rv-tip-rows"));
-    cross.querySelectorAll(".rv-hover-dot").forEach(function (dot, k) {
-      var l = state.lines[k], v = l.raw[i];
-      dot.classList.toggle("rv-shown", v !== null);
-      if (v !== null) dot.setAttribute("cx", x);
-      if (v !== null) dot.setAttribute("cy", state.scale.y(v).toFixed(2));
-      var row = list.appendChild(html("li", "rv-tip-row " + l.cls));
-      row.setAttribute("data-key", l.key);
-      row.appendChild(html("span", "rv-swatch"));
-      row.appendChild(html("span", "rv-tip-label", l.label + " "));
-      row.appendChild(html("span", "rv-tip-value", fmt(v, l.key)))
-        .setAttribute("data-value", v === null ? "" : v);
-      if (v === null || state.smoothing === 0) return;
-      row.appendChild(html("span", "rv-tip-smooth rv-meta", " smoothed " + fmt(l.smooth[i], l.key)))
-        .setAttribute("data-value", l.smooth[i]);
-    });
-    tooltip.classList.toggle("rv-tip-left", +x > chart.viewBox.baseVal.width / 2);
-    tooltip.hidden = false;
-  }
-  function hideHover() {
-    state.hoverStep = null;
-    tooltip.hidden = true;
-    var cross = chart.querySelector(".rv-crosshair");
-    if (cross) cross.classList.remove("rv-shown");
-  }
-
-  function openStep(index) {
-    if (index >= 0) window.location.assign(stepUrl(state.points[index]));
-  }
-
-  function setupChart() {
-    chart.addEventListener("mousemove", function (event) {
-      var i = nearestIndex(event);
-      if (i >= 0) showHover(state.points[i].step);
-    });
-    chart.addEventListener("mouseleave", function (event) {
-      // A redraw under a still mouse may "leave" the removed point: only a real exit counts.
-      var box = chart.getBoundingClientRect(), x = event.clientX, y = event.clientY;
-      var inside = x > box.left && x < box.right && y > box.top && y < box.bottom;
-      if (!inside && document.activeElement !== chart) hideHover();
-    });
-    chart.addEventListener("click", function (event) {
-      if (event.target.closest("a")) return; // a point: its own link navigates
-      openStep(nearestIndex(event));
-    });
-    chart.addEventListener("focus", function () {
-      var last = state.points[state.points.length - 1];
-      if (state.hoverStep === null && last) showHover(last.step);
-    });
-    chart.addEventListener("blur", hideHover);
-    chart.addEventListener("keydown", function (event) {
-      var i = indexOfStep(state.hoverStep), last = state.points.length - 1;
-      var moves = { ArrowLeft: i - 1, ArrowRight: i + 1, Home: 0, End: last };
-      if (event.key === "Enter") {
-        event.preventDefault();
-        openStep(i);
-      } else if (event.key in moves && last >= 0) {
-        event.preventDefault();
-        showHover(state.points[Math.min(Math.max(moves[event.key], 0), last)].step);
-      }
-    });
+    byId("rv-trend-chart").setAttribute("data-series", choice || "");
+    chart.draw(state.points, available(choice).map(function (s) {
+      return { key: s.key, label: s.label, values: state.points.map(function (p) {
+        return p.metrics[s.key];
+      }) };
+    }), state.smoothing);
   }
 
   function setupControls() {
@@ -505,7 +274,7 @@
       if (state.points.length) renderChart();
     });
     var slider = byId("rv-smoothing");
-    var stored = window.rvStorage ? window.rvStorage.load(SMOOTHING_KEY, NaN) : NaN;
+    var stored = window.rv ? window.rv.storage.load(SMOOTHING_KEY, NaN) : NaN;
     if (stored >= 0 && stored <= 0.99) slider.value = stored;
     function setSmoothing() {
       state.smoothing = parseFloat(slider.value);
@@ -514,7 +283,7 @@
     }
     setSmoothing();
     slider.addEventListener("input", function () {
-      if (window.rvStorage) window.rvStorage.store(SMOOTHING_KEY, parseFloat(slider.value));
+      if (window.rv) window.rv.storage.store(SMOOTHING_KEY, parseFloat(slider.value));
       setSmoothing();
     });
   }
@@ -522,14 +291,13 @@
   function init() {
     main = byId("rv-main");
     if (!main || !main.dataset.trendsUrl) return;
-    chart = byId("rv-trend-chart");
-    tooltip = byId("rv-crosshair-values");
-    setupControls();
-    setupChart();
-    window.addEventListener("resize", function () { if (state.points.length) renderChart(); });
-    document.addEventListener("visibilitychange", function () {
-      if (document.visibilityState === "visible" && state.done && !state.busy) schedule(poll, 0);
+    if (window.rv) pollMs = window.rv.pollMs();
+    chart = window.rvChart.create(byId("rv-trend-chart"), {
+      tooltip: byId("rv-crosshair-values"), legend: byId("rv-legend"), href: stepUrl,
+      format: fmt, percent: isShare,
     });
+    setupControls();
+    document.addEventListener("rv:poll", onPoll);
     loadTrends(false);
   }
 

@@ -32,8 +32,6 @@
       // Private mode or storage disabled: the choice lasts for this page only.
     }
   }
-  // Shared with live.js and trends.js, which load after this script (all are deferred).
-  window.rvStorage = { load: load, store: store };
 
   // -- theme -----------------------------------------------------------------------------
   var systemDark = window.matchMedia ? matchMedia("(prefers-color-scheme: dark)") : null;
@@ -63,19 +61,15 @@
   }
 
   // -- fragments -------------------------------------------------------------------------
-  function fetchFragment(url) {
+  // The page at `url`, fetched as a fragment: a promise of {url, status, html}.
+  // Navigation reuses a fragment prefetched in the last PREFETCH_MAX_AGE ms; `fresh` (live.js
+  // re-reading the page on screen) never uses nor fills that map, nor the HTTP cache.
+  function fetchFragment(url, options) {
+    if (options && options.fresh) return requestFragment(url, "no-store");
     var now = Date.now();
     var entry = fragments.get(url);
     if (entry && now - entry.time < PREFETCH_MAX_AGE) return entry.promise;
-    var promise = fetch(url, {
-      headers: { "RV-Fragment": "1" },
-      credentials: "same-origin",
-    }).then(function (response) {
-      return response.text().then(function (html) {
-        // Error pages (404, 422, 503) are fragments too: their message replaces the sample.
-        return { url: response.url, status: response.status, html: html };
-      });
-    });
+    var promise = requestFragment(url, "default");
     promise.catch(function () {
       fragments.delete(url);
     });
@@ -84,6 +78,21 @@
       fragments.delete(fragments.keys().next().value);
     }
     return promise;
+  }
+
+  function requestFragment(url, cache) {
+    var headers = {};
+    headers[FRAGMENT_HEADER] = "1";
+    return fetch(url, {
+      headers: headers,
+      credentials: "same-origin",
+      cache: cache,
+    }).then(function (response) {
+      return response.text().then(function (html) {
+        // Error pages (404, 422, 503) are fragments too: their message replaces the sample.
+        return { url: response.url, status: response.status, html: html };
+      });
+    });
   }
 
   function prefetchNeighbours() {
@@ -341,6 +350,21 @@
     }
     navigate(window.location.href, "pop");
   });
+
+  // -- shared with live.js and the page scripts (all deferred, so they run after this one) --
+  var DEFAULT_POLL_MS = 3000;
+  // The server's poll interval (data-poll-ms on the header), in ms; 3000 when missing or bad.
+  function pollMs() {
+    var header = document.getElementById("rv-header");
+    var raw = header ? header.getAttribute("data-poll-ms") : null;
+    var value = /^\d+$/.test(raw || "") ? parseInt(raw, 10) : 0;
+    return value >= 1 ? value : DEFAULT_POLL_MS;
+  }
+  window.rv = {
+    storage: { load: load, store: store },
+    fetchFragment: fetchFragment,
+    pollMs: pollMs,
+  };
 
   function init() {
     setupTheme();
