@@ -331,12 +331,16 @@ def test_every_url_on_a_page_is_inside_the_mount_point(client, write_step):
     assert p.urls
     for url in p.urls:
         assert url.startswith(PREFIX + "/") or url.startswith("/static/") or url == "data:,", url
+    # shared.js (the rv namespace) before its users; deferred scripts run in document order.
     assert [s.get("src") for s in p.scripts] == [
         "/static/rollouts/theme.js",
+        "/static/rollouts/shared.js",
         "/static/rollouts/viewer.js",
+        "/static/rollouts/grown.js",
         "/static/rollouts/live.js",
     ]
     assert "defer" not in p.scripts[0] and "async" not in p.scripts[0], "theme before paint"
+    assert all("defer" in script for script in p.scripts[1:])
 
 
 # -- JSON twins ------------------------------------------------------------------------------

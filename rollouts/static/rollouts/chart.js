@@ -1,5 +1,5 @@
-// Relax Rollout Viewer: a line chart of per-step values, drawn as SVG. Page scripts load it
-// first and use its one global, window.rvChart:
+// Relax Rollout Viewer: a line chart of per-step values, drawn as SVG. It needs shared.js
+// (window.rv); page scripts load it after that and use its one global, window.rvChart:
 //
 //   var chart = rvChart.create(svgElement, {
 //     tooltip: element,        // the crosshair's values box (required)
@@ -28,13 +28,8 @@
   var PAD = { left: 64, right: 18, top: 14, bottom: 38 }; // chart margins, px
   var LINE_CLASSES = 8; // .rv-line-0 ... .rv-line-7
 
-  function finite(v) { return typeof v === "number" && isFinite(v); }
-  function html(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = text;
-    return node;
-  }
+  var finite = window.rv.finite; // shared.js
+  var html = window.rv.element;
   function svg(tag, attrs, parent) {
     var node = document.createElementNS(SVG, tag);
     Object.keys(attrs).forEach(function (name) { node.setAttribute(name, attrs[name]); });

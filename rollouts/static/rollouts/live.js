@@ -2,8 +2,7 @@
 // The header carries everything this needs (data-poll-url, data-poll-ms, the cursor in
 // data-latest-*, the shown step in data-step*): a small JSON poll every data-poll-ms says what
 // changed since that cursor, new steps join the step selector, "Follow latest" moves to the
-// newest step, and a growing step's counts are refreshed from a fragment of the same page
-// without touching the sample on screen.
+// newest step, and a step that grew under the page is handed to grown.js (rv.grown).
 // This is the only code that asks the poll endpoint: every answer is announced on document as
 // an "rv:poll" event (the parsed body in event.detail), so a page script keeps its own parts
 // current from the same answers (trends.js: the curves) instead of polling a second time.
@@ -12,7 +11,6 @@
 
   var FOLLOW_KEY = "rv-follow"; // localStorage: "Follow latest" survives reloads and steps
   var FOLLOW_PAGES = { sample: true, stats: true }; // pages that move to a newer step
-  var GROWN_EVENT = "rv:grown"; // fired on document when the shown step grew
   var POLL_EVENT = "rv:poll"; // fired on document with every poll answer
 
   var header = null;
@@ -144,120 +142,6 @@
     });
   }
 
-  // -- a growing step --------------------------------------------------------------------
-  // Copy what counts from a fresh fragment of this very sample into the page: the position,
-  // the navigation links and the notes above the sample. The sample itself is left alone.
-  function refreshCounts(main, fresh) {
-    var sample = document.getElementById("rv-sample");
-    var freshSample = fresh.querySelector("#rv-sample");
-    if (!sample || !freshSample) return;
-    if (sample.getAttribute("data-position") !== freshSample.getAttribute("data-position")) {
-      return; // the fragment shows another sample (filters moved it): leave the page alone
-    }
-    Array.prototype.slice.call(sample.attributes).forEach(function (attribute) {
-      if (attribute.name.indexOf("data-") === 0 && !freshSample.hasAttribute(attribute.name)) {
-        sample.removeAttribute(attribute.name);
-      }
-    });
-    Array.prototype.forEach.call(freshSample.attributes, function (attribute) {
-      if (attribute.name.indexOf("data-") === 0) sample.setAttribute(attribute.name, attribute.value);
-    });
-    ["rv-position", "rv-jump-count"].forEach(function (id) {
-      var live = document.getElementById(id);
-      var source = fresh.querySelector("#" + id);
-      if (live && source) live.textContent = source.textContent;
-    });
-    var input = document.getElementById("rv-jump-input");
-    var freshInput = fresh.querySelector("#rv-jump-input");
-    if (input && freshInput) input.max = freshInput.max;
-    // The links may turn from disabled to enabled: the whole element changes, not an href.
-    ["rv-prev", "rv-next", "rv-jump-prev", "rv-jump-next"].forEach(function (id) {
-      var live = document.getElementById(id);
-      var source = fresh.querySelector("#" + id);
-      if (live && source) live.replaceWith(document.adoptNode(source));
-    });
-    replaceNotes(main, fresh);
-  }
-
-  // The notes right inside <main>: indexing, unreadable lines, a line still being written.
-  function notesOf(main) {
-    return Array.prototype.filter.call(main.children, function (child) {
-      return child.matches(".rv-note, .rv-warning");
-    });
-  }
-
-  function replaceNotes(main, fresh) {
-    var anchor = main.querySelector(":scope > .rv-error, :scope > #rv-sample");
-    notesOf(main).forEach(function (note) {
-      note.remove();
-    });
-    notesOf(fresh).forEach(function (note) {
-      main.insertBefore(document.adoptNode(note), anchor);
-    });
-  }
-
-  // This very page, read again: never the prefetched copy viewer.js navigates with.
-  function fetchFresh(url) {
-    return window.rv.fetchFragment(url, { fresh: true }).then(function (result) {
-      return new DOMParser().parseFromString(result.html, "text/html").getElementById("rv-main");
-    });
-  }
-
-  // The sample page: refresh its counts in place (the data-step-size moves only on success,
-  // so a failed refresh is tried again on the next poll).
-  function refreshSamplePage(watched) {
-    var main = document.getElementById("rv-main");
-    if (!main) return Promise.resolve();
-    var url = main.getAttribute("data-page-url") || window.location.href;
-    return fetchFresh(url).then(function (fresh) {
-      if (!fresh || document.getElementById("rv-main") !== main) return; // navigated meanwhile
-      if (!document.getElementById("rv-sample")) {
-        // Nothing was on screen (the step had no complete line yet): show what there is now.
-        if (fresh.querySelector("#rv-sample")) {
-          stop();
-          window.location.reload();
-          return;
-        }
-        replaceNotes(main, fresh);
-      } else {
-        refreshCounts(main, fresh);
-      }
-      // Even when the fragment showed another sample: the step is not fetched again until
-      // it grows again.
-      grown(watched);
-    });
-  }
-
-  // Pages that summarise the step (stats, a group): say it grew, and let the reader reload.
-  function showGrownNotice(watched) {
-    var main = document.getElementById("rv-main");
-    if (!main) return;
-    var notice = main.querySelector(".rv-grown-notice");
-    if (!notice) {
-      notice = document.createElement("p");
-      notice.className = "rv-note rv-grown-notice";
-      notice.setAttribute("role", "status");
-      notice.appendChild(document.createElement("span"));
-      notice.appendChild(document.createTextNode(" "));
-      var link = document.createElement("a");
-      link.className = "rv-grown-reload";
-      link.textContent = "Reload";
-      notice.appendChild(link);
-      var toolbar = main.querySelector(":scope > .rv-toolbar");
-      main.insertBefore(notice, toolbar ? toolbar.nextSibling : main.firstChild);
-    }
-    notice.querySelector("a").href = window.location.href;
-    notice.querySelector("span").textContent = "Step " + watched.name +
-      " has grown since this page was loaded (" + watched.records + " record" +
-      (watched.records === 1 ? "" : "s") + " now).";
-    grown(watched);
-  }
-
-  function grown(watched) {
-    header.setAttribute("data-step-size", String(watched.size_bytes));
-    document.dispatchEvent(new CustomEvent(GROWN_EVENT, { detail: watched }));
-  }
-
   // -- polling ---------------------------------------------------------------------------
   function pollUrl() {
     var url = new URL(header.getAttribute("data-poll-url"), window.location.href);
@@ -304,9 +188,9 @@
       watching = false;
       return Promise.resolve();
     }
-    if (header.getAttribute("data-page") === "sample") return refreshSamplePage(watched);
-    showGrownNotice(watched);
-    return Promise.resolve();
+    return window.rv.grown.apply(header, watched).then(function (reloading) {
+      if (reloading) stop();
+    });
   }
 
   function poll() {

@@ -1,9 +1,8 @@
 // Relax Rollout Viewer: the trends page of a bucket. Draws the per-step curves (chart.js), the
-// metric cards and the convergence reading from the trends JSON, and keeps them current.
-// The trends URL comes from <main>'s data-trends-url (the app may sit under any prefix). New or
-// grown steps are learnt from live.js's "rv:poll" events: this page never asks the poll
-// endpoint itself. Text from the data reaches the page only through textContent, and nothing
-// sets an inline style (the CSP forbids it): looks are CSS classes in trends.css.
+// metric cards and the convergence reading from the trends JSON (<main>'s data-trends-url), and
+// keeps them current from live.js's "rv:poll" events: it never asks the poll endpoint itself.
+// Text from the data reaches the page only through textContent, and nothing sets an inline
+// style (the CSP forbids it): looks are CSS classes in trends.css.
 (function () {
   "use strict";
 
@@ -22,13 +21,8 @@
 
   // -- small helpers ---------------------------------------------------------------------
   function byId(id) { return document.getElementById(id); }
-  function html(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = text;
-    return node;
-  }
-  function finite(v) { return typeof v === "number" && isFinite(v); }
+  var html = window.rv.element; // shared.js
+  var finite = window.rv.finite;
   function isShare(key) { return SHARES[key] === 1 || key.indexOf("status.") === 0; }
   // As the server prints numbers: ints plain, floats to 4 decimals (exponent form when tiny or
   // huge); shares as a percentage.
