@@ -36,6 +36,7 @@ from playwright.sync_api import (
     Playwright,
     Request,
     Response,
+    ViewportSize,
     expect,
     sync_playwright,
 )
@@ -63,7 +64,7 @@ DEFAULT_POLL_MS = 3000  # a page's poll interval when the server is not told (ro
 FAST_POLL_MS = 200
 FAST_POLL_ENV = {"RELAX_POLL_MS": str(FAST_POLL_MS)}
 POLL_PATH = re.compile(r"/api/jsonl/[^/]+/poll$")  # what live.js asks, under any prefix
-VIEWPORT = {"width": 1280, "height": 900}
+VIEWPORT: ViewportSize = {"width": 1280, "height": 900}
 
 expect.set_options(timeout=TIMEOUT_MS)
 
