@@ -428,3 +428,48 @@ def test_cache_accounting_follows_the_columns(write_step, data_dir):
     assert index.columns.nbytes() >= 200 * 8
     assert cache.stats()["bytes"] == index.cache_nbytes() + key_overhead
     assert cache.stats()["entries"] == 1
+
+
+def test_a_selection_reads_back_from_its_own_query_parameters():
+    from rollouts.store import Selection, ValueRange
+
+    chosen = Selection(
+        "reward", True, (("status", "truncated"), ("dataset", "gsm8k")), ValueRange("x", 0.0, 1.0)
+    )
+    params = chosen.params()
+    assert params == {
+        "sort": "reward",
+        "order": "desc",
+        "status": "truncated",
+        "dataset": "gsm8k",
+        "range": "x:[0,1)",
+    }
+    again = Selection.from_params(params)
+    assert (again.sort, again.descending, again.range) == ("reward", True, chosen.range)
+    assert again.filter_values == chosen.filter_values
+    assert Selection.from_params({"sort": "position"}).is_file_order
+    assert chosen.params(page=2) == {**params, "page": "2"}
+    assert "range" not in chosen.params(range="")  # an empty extra drops the parameter
+
+
+def test_a_selection_names_its_sort_as_the_terminal_ui_shows_it():
+    from rollouts.store import Selection
+
+    assert (Selection().sort_label, Selection().sort_key) == ("file order", "")
+    by_reward = Selection().sorted_by("reward:desc")
+    assert (by_reward.sort_label, by_reward.sort_key) == ("reward desc", "reward:desc")
+    assert by_reward.sorted_by("").is_file_order
+    filtered = by_reward.filtered("dataset", "math").filtered("dataset", "code")
+    assert filtered.filters == (("dataset", "code"),)
+    assert filtered.filtered("dataset", None).filters == ()
+
+
+def test_rank_of_finds_a_position_in_any_ordering():
+    from array import array
+
+    from rollouts.store import rank_of
+
+    assert rank_of(range(5), 3) == 3
+    assert rank_of(range(5), 5) is None
+    assert rank_of(array("q", [4, 2, 9]), 9) == 2
+    assert rank_of(array("q", [4, 2, 9]), 3) is None
