@@ -536,7 +536,8 @@ def test_base_path_index_links_and_stylesheet_carry_the_prefix_and_resolve(
         steps = step_files(demo_dir / bucket)
         assert page.step_options == [f"{prefix}/{bucket}/{s.stem}/" for s in steps]
         assert len(page.stylesheets) == 1
-        assert len(page.scripts) == 3  # theme, viewer, live
+        names = ["theme.js", "shared.js", "viewer.js", "grown.js", "live.js"]
+        assert page.scripts == [f"{prefix}/static/rollouts/{name}" for name in names]
         urls = [*page.links, *page.stylesheets, *page.scripts, *page.step_options]
         for href in urls:
             assert href.startswith(prefix + "/"), href
