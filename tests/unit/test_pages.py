@@ -185,6 +185,22 @@ def test_fragment_request_gets_only_the_swappable_main(client, write_step):
     assert "RV-Fragment" in response["Vary"]
 
 
+def test_the_page_decorator_adds_to_vary_instead_of_replacing_it(rf):
+    from django.http import HttpResponse
+
+    from rollouts.views.decorators import page as page_view
+
+    @page_view
+    def translated(request):
+        response = HttpResponse("hi")
+        response["Vary"] = "Accept-Language"  # what a view or an inner decorator may have set
+        return response
+
+    response = translated(rf.get("/"))
+    assert response["Vary"] == "Accept-Language, RV-Fragment"
+    assert "Content-Security-Policy" in response
+
+
 # -- errors ----------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("path", "status", "message"),
