@@ -63,7 +63,7 @@
   // This very page, read again: never the prefetched copy viewer.js navigates with.
   function fetchFresh(url) {
     return window.rv.fetchFragment(url, { fresh: true }).then(function (result) {
-      return new DOMParser().parseFromString(result.html, "text/html").getElementById("rv-main");
+      return window.rv.parseMain(result.html);
     });
   }
 

@@ -2,6 +2,7 @@
 // Loaded (deferred) before viewer.js, live.js and the page scripts, which run in order after it:
 //   rv.storage.load(key, fallback) / rv.storage.store(key, value)   JSON in localStorage
 //   rv.fetchFragment(url, {fresh})   a page's swappable <main>: a promise of {url, status, html}
+//   rv.parseMain(html)               the <main id="rv-main"> of a fetched page, or null
 //   rv.forgetPrefetched()            drop the fragments prefetched for navigation
 //   rv.pollMs()                      the server's poll interval (data-poll-ms), in ms
 //   rv.element(tag, className, text) a new element, its text set as text (never as HTML)
@@ -97,6 +98,11 @@
     });
   }
 
+  // DOMParser runs no script: server-escaped HTML stays text until it is adopted into the page.
+  function parseMain(html) {
+    return new DOMParser().parseFromString(html, "text/html").getElementById("rv-main");
+  }
+
   // -- small helpers for the page scripts --------------------------------------------------
   function element(tag, className, text) {
     var node = document.createElement(tag);
@@ -117,6 +123,7 @@
   window.rv = {
     storage: { load: load, store: store },
     fetchFragment: fetchFragment,
+    parseMain: parseMain,
     forgetPrefetched: function () { fragments.clear(); },
     pollMs: pollMs,
     element: element,

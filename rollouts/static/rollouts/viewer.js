@@ -30,11 +30,6 @@
     prefetchNeighbours();
   });
 
-  function parseMain(html) {
-    var doc = new DOMParser().parseFromString(html, "text/html");
-    return doc.getElementById("rv-main");
-  }
-
   function showOffline(on) {
     var banner = document.getElementById("rv-offline");
     if (banner) banner.hidden = !on;
@@ -47,7 +42,7 @@
     return fetchFragment(url).then(
       function (result) {
         if (serial !== navSerial) return; // a later navigation won
-        var main = parseMain(result.html);
+        var main = rv.parseMain(result.html);
         if (!main) {
           // Not one of our fragments (a proxy's error page, say): let the browser show it.
           window.location.assign(url);
