@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -71,7 +71,7 @@ def range_label(value_range: ValueRange) -> str:
 def scatter(
     columns: Columns,
     invalid: dict[int, str],
-    lines: Any,
+    lines: Sequence[int],
     sample_url: Callable[[int], str],
 ) -> dict[str, Any] | None:
     """Reward against response length, one linked point per sample; truncated samples marked.

@@ -12,8 +12,8 @@ import os
 import re
 from dataclasses import dataclass
 
-STEP_FILE = re.compile(r"^(\d+)\.jsonl$")
 STEP_SUFFIX = ".jsonl"
+STEP_FILE = re.compile(r"^(\d+)" + re.escape(STEP_SUFFIX) + "$")
 
 
 def step_filename(name: str | int) -> str:
