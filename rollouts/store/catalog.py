@@ -175,6 +175,10 @@ class Catalog:
                 index = self.cache.get(key)
                 if index is None:
                     index = StepIndex.build(path, f"{bucket}/{filename}")
+                    # Cached before the lock is released: a thread that waited on it must find
+                    # this index, not build its own.
+                    index.cache_key = key
+                    self._account(index)
         index = index.refresh()
         index.cache_key = key
         self._account(index)
