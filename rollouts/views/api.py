@@ -18,6 +18,7 @@ from ..runs import get_catalog, index_cache
 from ..store import BadRequest, StepIndex, StoreError, line_as_json, step_name
 from .decorators import api, is_same_origin
 from .responses import JSON_TYPE, error_response, json_response, stream_object, with_raw
+from .samples import ordering_of
 
 
 @api("GET", "HEAD")
@@ -58,7 +59,8 @@ def api_samples(request: HttpRequest, bucket: str, filename: str) -> HttpRespons
     selection = selection_of(request)
     catalog = get_catalog(request)
     index = catalog.open_step(bucket, filename)
-    ordering = catalog.ordering(index, selection)
+    # A big step's pages in file order come from the newline scan, before the column pass.
+    ordering = ordering_of(catalog, index, selection)
     total = len(ordering)
     positions = list(ordering[(page - 1) * page_size : page * page_size])
     head = {
@@ -68,6 +70,7 @@ def api_samples(request: HttpRequest, bucket: str, filename: str) -> HttpRespons
         "page_size": page_size,
         "total": total,
         "total_pages": math.ceil(total / page_size),
+        "columns_ready": index.columns_ready,
         **selection.as_json(),
     }
     body = stream_object(

@@ -248,3 +248,35 @@ def test_step_stats_endpoint_reports_counts_reward_and_groups(client, write_step
     assert data["groups"]["zero_signal_share"] == 0.5  # group 1 has a single sample
     status, data = get(client, "/api/jsonl/train/file/9.jsonl/stats")
     assert_error(status, data, 404, "no step '9.jsonl'")
+
+
+def test_big_step_pages_in_file_order_come_before_the_column_pass(
+    client, write_step, monkeypatch
+):
+    from rollouts.views import samples as sample_views
+
+    monkeypatch.setattr(sample_views, "INLINE_COLUMNS_BYTES", 0)
+    # Hold the background column pass back, so the page must come from the newline scan alone.
+    monkeypatch.setattr("rollouts.store.Catalog.prepare_columns", lambda self, index: None)
+    records = [sample(i) for i in range(5)]
+    path = write_step("train", 0, records)
+    with path.open("ab") as f:
+        f.write(b"{broken\n")
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/samples", page=2, page_size=2)
+    assert status == 200
+    assert data["columns_ready"] is False
+    assert data["samples"] == records[2:4] and data["positions"] == [2, 3]
+    # Before the pass nothing is known about line 6: it counts, and shows as null in its page.
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/samples", page=3, page_size=2)
+    assert (data["total"], data["samples"], data["positions"]) == (6, [records[4], None], [4, 5])
+    # A sorted page waits for the columns, which then leave the unreadable line out.
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/samples", sort="reward")
+    assert status == 200 and data["columns_ready"] is True and data["total"] == 5
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/samples", page=3, page_size=2)
+    assert (data["total"], data["samples"]) == (5, [records[4]])
+
+
+def test_small_step_pages_wait_for_the_columns(client, write_step):
+    write_step("train", 0, [sample(0), sample(1)])
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/samples")
+    assert status == 200 and data["columns_ready"] is True and data["total"] == 2
