@@ -15,6 +15,7 @@ import logging
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -80,8 +81,12 @@ class History:
         self._worker: threading.Thread | None = None
         self._queue: list[StepFile] = []
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, disk_budget_s: float = 0.0) -> Snapshot:
+        """What is indexed now; first, for up to `disk_budget_s` seconds, the stale steps the
+        disk cache has (a small read each), so a restarted viewer's first answer has them."""
         steps = self.catalog.steps(self.bucket)
+        if disk_budget_s > 0 and self.catalog.disk is not None:
+            self._read_disk_cache(steps, time.monotonic() + disk_budget_s)
         with self._lock:
             stale = [s for s in steps if not self._current(s)]
             known = {s.filename for s in steps}
@@ -96,6 +101,14 @@ class History:
             points = [self._points[s.filename] for s in steps if s.filename in self._points]
             failed = {name: message for name, (_, message) in self._failed.items() if name in known}
         return Snapshot(points, len(steps), len(stale), failed)
+
+    def _read_disk_cache(self, steps: list[StepFile], deadline: float) -> None:
+        with self._lock:
+            stale = [s for s in steps if not self._current(s)]
+        for step in stale:
+            if time.monotonic() > deadline:  # the background thread reads the rest
+                return
+            self._attempt(step, self._index_from_disk)
 
     def wait(self, timeout: float | None = None) -> Snapshot:
         """Index everything now (for scripts and tests), then return the snapshot."""

@@ -39,6 +39,7 @@ from tests.support.browser import (
     poll_events,
     poll_starts,
     record_poll_events,
+    requests_so_far,
     same_document,
     wait_until_every_poll_is_announced,
     write_step_file,
@@ -597,3 +598,28 @@ def test_the_trends_page_polls_from_one_poller_only(tab: Tab, tmp_path: Path):
         expect(points(page, "reward_mean")).to_have_count(2)
         tab.assert_clean()
         tab.close()
+
+
+def test_a_restarted_viewer_draws_every_cached_step_from_the_page_alone(tab: Tab, tmp_path: Path):
+    """After a restart the disk cache has every step: the page's own answer draws them all,
+    without waiting for a second request to the trends JSON."""
+    root = tmp_path / "rollout_result"
+    for step in (0, 1, 2, 3):
+        write_step_file(root, "train", step, TRAIN[step])
+    cache = ["--disk-cache", str(tmp_path / "cache")]
+    with run_visualize(root, *cache) as server:
+        open_trends(tab, server, "train")  # indexed, and saved to the disk cache
+        tab.page.goto("about:blank")  # no poll left to fail while this server stops
+    with run_visualize(root, *cache) as server:
+        page, sent = tab.page, len(tab.requests)
+        page.goto(server.url(trends_url("train")))
+        expect(page.locator("#rv-trends-progress")).to_have_attribute("data-done", "true")
+        expect(points(page, "reward_mean")).to_have_count(4)
+        sent_since = requests_so_far(tab)[sent:]
+        assert any(urlsplit(u).path == "/train/trends/" for u in sent_since)
+        trends_json = [u for u in sent_since if urlsplit(u).path.endswith("/trends")]
+        assert trends_json == []
+        expect(card(page, "reward_mean").locator(".rv-card-latest")).to_have_text(
+            number_text(mean_reward(TRAIN[3]))
+        )
+        tab.assert_clean()

@@ -250,9 +250,7 @@ def test_step_stats_endpoint_reports_counts_reward_and_groups(client, write_step
     assert_error(status, data, 404, "no step '9.jsonl'")
 
 
-def test_big_step_pages_in_file_order_come_before_the_column_pass(
-    client, write_step, monkeypatch
-):
+def test_big_step_pages_in_file_order_come_before_the_column_pass(client, write_step, monkeypatch):
     from rollouts.views import samples as sample_views
 
     monkeypatch.setattr(sample_views, "INLINE_COLUMNS_BYTES", 0)

@@ -147,6 +147,25 @@ def test_disk_cache_lets_a_new_process_skip_reading_the_steps(write_step, tmp_pa
     assert [p.metrics for p in second.points] == [p.metrics for p in first.points]
 
 
+def test_a_restarted_viewers_first_snapshot_holds_what_the_disk_cache_has(write_step, tmp_path):
+    for step in range(3):
+        write_step("train", step, step_lines([float(step), 1.0]))
+    write_step("train", 7, step_lines([0.5]))
+    disk = DiskCache(tmp_path / "cache")
+    _, first = history_of(tmp_path / "data", disk)
+    (tmp_path / "data" / "train" / "7.jsonl").write_text(json.dumps(sample(0, reward=0.25)) + "\n")
+    restarted = History(Catalog(tmp_path / "data", disk=DiskCache(tmp_path / "cache")), "train")
+    snapshot = restarted.snapshot(disk_budget_s=60)
+    # Everything the cache holds is in the first answer; only the rewritten step is pending.
+    assert [p.step for p in snapshot.points] == [0, 1, 2]
+    assert [p.metrics for p in snapshot.points] == [p.metrics for p in first.points[:3]]
+    assert (snapshot.total, snapshot.pending) == (4, 1)
+    assert restarted.wait(timeout=30).points[-1].metrics["reward_mean"] == 0.25
+    # Without a budget the answer goes out before any read, as before.
+    cold = History(Catalog(tmp_path / "data", disk=DiskCache(tmp_path / "cache")), "train")
+    assert cold.snapshot().points == [] and cold.wait(timeout=30).done
+
+
 def test_disk_cache_misses_when_the_file_changed_and_ignores_garbage(write_step, tmp_path):
     path = write_step("train", 0, step_lines([1.0, 1.0]))
     disk = DiskCache(tmp_path / "cache")

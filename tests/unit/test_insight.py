@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 import time
 from pathlib import Path
@@ -201,9 +202,33 @@ def test_trends_page_carries_the_urls_its_script_reads(client, step):
     p = page(client, "/train/trends/")
     main = p.by_id["rv-main"]
     assert main["data-trends-url"] == f"{PREFIX}/api/jsonl/train/trends"
-    assert main["data-poll-url"] == f"{PREFIX}/api/jsonl/train/poll"
+    # The page carries the trends' first answer, so the script draws without asking again.
+    assert p.by_id["rv-trends-data"]["type"] == "application/json"
+    inline = inline_trends(p.html)
+    assert inline["subdir"] == "train" and inline["total"] == 1
     assert p.by_id["rv-trends-link"].get("aria-current") == "page"
     assert page(client, "/nope/trends/", status=404)
+
+
+def inline_trends(html_text: str) -> dict:
+    """The trends JSON a page carries in its <script type="application/json"> element."""
+    found = re.search(r'<script type="application/json" id="rv-trends-data">(.*?)</script>',
+                      html_text, re.S)  # fmt: skip
+    assert found is not None
+    return json.loads(found.group(1))
+
+
+def test_trends_page_carries_hostile_names_inert_in_its_inline_json(client, write_step):
+    write_step("eval", 0, [sample(0, reward=1.0, dataset=HOSTILE + "&"),
+                           sample(1, reward=math.nan, dataset="math")])  # fmt: skip
+    trends(client, "eval")  # indexed: the page's answer holds the point
+    p = page(client, "/eval/trends/")
+    assert "window.__xss" not in p.html.replace("\\u003Cscript\\u003Ewindow.__xss", "")
+    inline = inline_trends(p.html)
+    keys = {s["key"] for s in inline["series"]}
+    assert f"dataset.{HOSTILE}&" in keys
+    assert inline["points"][0]["metrics"]["reward_mean"] == 1.0  # NaN left out, strict JSON
+    assert inline["done"] is True and inline["indexed"] == 1
 
 
 @pytest.mark.parametrize("path", ["/train/3/", "/train/3/stats/", "/train/trends/"])

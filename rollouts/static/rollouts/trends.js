@@ -81,18 +81,26 @@
     var known = state.points.length;
     var after = incremental && known >= 2 ? state.points[known - 2].step : -1;
     if (after >= 0) url.searchParams.set("after", after);
-    request(url, function (data) {
-      var kept = state.points.filter(function (p) { return p.step <= data.after; });
-      state.points = (after >= 0 ? kept : []).concat(data.points);
-      state.data = data;
-      state.series = data.series;
-      state.done = data.done;
-      if (data.done) state.cursor = pollCursor || data.cursor;
-      render();
-      // Still indexing: read again soon. Done: live.js's polls say when a step appears or grows.
-      if (data.done) return;
-      schedule(function () { loadTrends(false); }, Math.min(INDEX_RELOAD_MS, pollMs));
-    }, function () { loadTrends(incremental, pollCursor); });
+    request(url, function (data) { take(data, pollCursor); },
+      function () { loadTrends(incremental, pollCursor); });
+  }
+  function take(data, pollCursor) {
+    var kept = state.points.filter(function (p) { return p.step <= data.after; });
+    state.points = (data.after >= 0 ? kept : []).concat(data.points);
+    state.data = data;
+    state.series = data.series;
+    state.done = data.done;
+    if (data.done) state.cursor = pollCursor || data.cursor;
+    render();
+    // Still indexing: read again soon. Done: live.js's polls say when a step appears or grows.
+    if (data.done) return;
+    schedule(function () { loadTrends(false); }, Math.min(INDEX_RELOAD_MS, pollMs));
+  }
+  // The page comes with the server's first answer (what memory and the disk cache hold), so
+  // the curves are drawn before any request; without it, ask.
+  function loadInline() {
+    var inline = byId("rv-trends-data");
+    try { take(JSON.parse(inline.textContent), null); } catch (e) { loadTrends(false); }
   }
 
   // A poll answer (live.js): its cursor is the bucket's newest step and that step's size.
@@ -127,7 +135,7 @@
       : "Reading the steps: the curves appear as they are indexed.";
     main.querySelector(".rv-trend-card").hidden = empty;
     byId("rv-reading").hidden = false;
-    renderReading(data.reading);
+    window.rvReading.render(byId("rv-reading"), data.reading, fmt, fmtDelta);
     renderCards(data.cards);
     renderOptions();
     if (!empty) renderChart();
@@ -141,49 +149,6 @@
     list.replaceChildren.apply(list, failed.map(function (f) {
       return html("li", "", f.name + ": " + f.error);
     }));
-  }
-
-  // Every number the reading compared: [name, label, compared with, rule, whether it holds].
-  function readingRows(n, t) {
-    return [
-      ["steps", "steps with a reward", "min_steps " + t.min_steps,
-        "at least min_steps (else warming up)", n.steps >= t.min_steps],
-      ["window_steps", "steps read", "window " + t.window, "the last window steps", null],
-      ["level", "mean over the window", "", "", null],
-      ["shift", "shift between the halves", "noise " + fmt(n.noise),
-        "plateau needs |shift| ≤ noise", finite(n.shift) && Math.abs(n.shift) <= n.noise],
-      ["cv", "coefficient of variation", "plateau_cv " + t.plateau_cv,
-        "plateau needs cv ≤ plateau_cv", finite(n.cv) && n.cv <= t.plateau_cv],
-      ["range_ratio", "range / level", "plateau_range " + t.plateau_range,
-        "plateau needs range_ratio ≤ plateau_range",
-        finite(n.range_ratio) && n.range_ratio <= t.plateau_range],
-      ["slope", "slope per step", "0", "not rising when slope < 0", finite(n.slope) && n.slope < 0],
-    ].filter(function (row) { return row[0] in n; });
-  }
-
-  function renderReading(reading) {
-    var box = byId("rv-reading"), numbers = reading.numbers || {};
-    box.setAttribute("data-reading", reading.reading);
-    box.querySelector(".rv-reading-name").textContent = reading.reading;
-    box.querySelector(".rv-reading-why").textContent = reading.why;
-    var rows = readingRows(numbers, reading.thresholds).map(function (row) {
-      var tr = html("tr"), value = numbers[row[0]], holds = row[4];
-      tr.setAttribute("data-number", row[0]);
-      [row[1], row[0] === "shift" ? fmtDelta(value) : fmt(value), row[2], row[3]]
-        .forEach(function (text) { tr.appendChild(html("td", "", text)); });
-      tr.appendChild(holds === null ? html("td")
-        : html("td", holds ? "rv-holds" : "rv-fails", holds ? "yes" : "no"));
-      return tr;
-    });
-    var table = box.querySelector(".rv-reading-numbers"), body = table.querySelector("tbody");
-    table.hidden = !rows.length;
-    body.replaceChildren.apply(body, rows);
-    var warnings = byId("rv-warnings");
-    warnings.hidden = !reading.warnings.length;
-    warnings.replaceChildren.apply(warnings, reading.warnings.map(function (w) {
-      return html("li", "rv-warning", w);
-    }));
-    box.querySelector(".rv-disclaimer").textContent = "Heuristic: " + reading.disclaimer + ".";
   }
 
   function renderCards(cards) {
@@ -292,7 +257,7 @@
     });
     setupControls();
     document.addEventListener("rv:poll", onPoll);
-    loadTrends(false);
+    loadInline();
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

@@ -1,0 +1,55 @@
+// Relax Rollout Viewer: the convergence reading's box on the trends page (trends.js calls
+// window.rvReading.render with the reading from the trends JSON and its number formats): the
+// verdict, why, and every number the reading compared with the rule it was held against.
+// Text reaches the page only through textContent.
+(function () {
+  "use strict";
+
+  var html = window.rv.element; // shared.js
+  var finite = window.rv.finite;
+
+  // Every number the reading compared: [name, label, compared with, rule, whether it holds].
+  function readingRows(n, t, fmt) {
+    return [
+      ["steps", "steps with a reward", "min_steps " + t.min_steps,
+        "at least min_steps (else warming up)", n.steps >= t.min_steps],
+      ["window_steps", "steps read", "window " + t.window, "the last window steps", null],
+      ["level", "mean over the window", "", "", null],
+      ["shift", "shift between the halves", "noise " + fmt(n.noise),
+        "plateau needs |shift| ≤ noise", finite(n.shift) && Math.abs(n.shift) <= n.noise],
+      ["cv", "coefficient of variation", "plateau_cv " + t.plateau_cv,
+        "plateau needs cv ≤ plateau_cv", finite(n.cv) && n.cv <= t.plateau_cv],
+      ["range_ratio", "range / level", "plateau_range " + t.plateau_range,
+        "plateau needs range_ratio ≤ plateau_range",
+        finite(n.range_ratio) && n.range_ratio <= t.plateau_range],
+      ["slope", "slope per step", "0", "not rising when slope < 0", finite(n.slope) && n.slope < 0],
+    ].filter(function (row) { return row[0] in n; });
+  }
+
+  function render(box, reading, fmt, fmtDelta) {
+    var numbers = reading.numbers || {};
+    box.setAttribute("data-reading", reading.reading);
+    box.querySelector(".rv-reading-name").textContent = reading.reading;
+    box.querySelector(".rv-reading-why").textContent = reading.why;
+    var rows = readingRows(numbers, reading.thresholds, fmt).map(function (row) {
+      var tr = html("tr"), value = numbers[row[0]], holds = row[4];
+      tr.setAttribute("data-number", row[0]);
+      [row[1], row[0] === "shift" ? fmtDelta(value) : fmt(value), row[2], row[3]]
+        .forEach(function (text) { tr.appendChild(html("td", "", text)); });
+      tr.appendChild(holds === null ? html("td")
+        : html("td", holds ? "rv-holds" : "rv-fails", holds ? "yes" : "no"));
+      return tr;
+    });
+    var table = box.querySelector(".rv-reading-numbers"), body = table.querySelector("tbody");
+    table.hidden = !rows.length;
+    body.replaceChildren.apply(body, rows);
+    var warnings = box.querySelector("#rv-warnings");
+    warnings.hidden = !reading.warnings.length;
+    warnings.replaceChildren.apply(warnings, reading.warnings.map(function (w) {
+      return html("li", "rv-warning", w);
+    }));
+    box.querySelector(".rv-disclaimer").textContent = "Heuristic: " + reading.disclaimer + ".";
+  }
+
+  window.rvReading = { render: render };
+})();
