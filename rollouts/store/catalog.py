@@ -165,8 +165,13 @@ class Catalog:
         return path
 
     # -- indexes -------------------------------------------------------------------------
-    def open_step(self, bucket: str, filename: str) -> StepIndex:
-        """The step's index, current with the file (built, extended or rebuilt as needed)."""
+    def open_step(self, bucket: str, filename: str, records: int | None = None) -> StepIndex:
+        """The step's index, current with the file (built, extended or rebuilt as needed).
+
+        With `records`, a big step's index may come back partly scanned, as soon as it knows
+        more than `records` records (`StepIndex.complete` is False meanwhile); the rest is
+        scanned on a background thread. Without, the index is always complete.
+        """
         path = self.step_path(bucket, filename)
         key = "rollouts.step." + hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()
         index: StepIndex | None = self.cache.get(key)
@@ -174,15 +179,30 @@ class Catalog:
             with self._build_lock(key):  # one build per step, however many requests wait
                 index = self.cache.get(key)
                 if index is None:
-                    index = StepIndex.build(path, f"{bucket}/{filename}")
+                    index = StepIndex.build(path, f"{bucket}/{filename}", records)
                     # Cached before the lock is released: a thread that waited on it must find
                     # this index, not build its own.
                     index.cache_key = key
                     self._account(index)
+                    if not index.complete:
+                        self._finish_in_background(index)
         index = index.refresh()
+        if not index.complete and (records is None or records >= len(index)):
+            index.finish_scan()
         index.cache_key = key
         self._account(index)
         return index
+
+    def _finish_in_background(self, index: StepIndex) -> None:
+        def finish() -> None:
+            try:
+                index.finish_scan()
+            except (OSError, StoreError):  # changed or gone: the next request says so
+                logger.warning("indexing %s failed", index.name, exc_info=True)
+            else:
+                self._account(index)
+
+        threading.Thread(target=finish, name=f"scan {index.name}", daemon=True).start()
 
     def columns(self, index: StepIndex) -> Columns:
         """The step's columns: from the disk cache, or decoded now (blocks), then kept there."""

@@ -1,10 +1,9 @@
 """The step index: where every line of a step file starts and ends, then its scalar columns.
 
-Opening a step never parses it. A newline scan finds the records (a 1 GB step in
-a fraction of a second), so any sample can be read at once with one `pread`. The scalar columns
-(rewards, lengths, status, ...) come from a second pass that decodes only small top-level values;
-it runs once, in the background or on demand, and is extended, not redone, when the file grows.
-"""
+Opening a step never parses it. A newline scan finds the records (a 1 GB step in a fraction of
+a second; a page may have it stop early, see `build`), so any sample is one `pread` away. The
+scalar columns come from a second pass that decodes only small top-level values, once, in the
+background or on demand, extended, not redone, when the file grows."""
 
 from __future__ import annotations
 
@@ -20,12 +19,14 @@ from .columns import Columns
 from .errors import NotFound, UnreadableLine
 from .files import FileIdentity
 from .jsonio import DecodedLine, LineError, decode_line
+from .lines import BLANK, is_blank, read_lines
 
 # Bytes compared before and after the last indexed newline to tell growth from a rewrite.
 FINGERPRINT_BYTES = 4096
 SCAN_CHUNK_BYTES = 512 * 1024
-READ_BLOCK_BYTES = 4 * 1024 * 1024
-_BLANK = b" \t\r\f\v"
+# A step at least this big may be opened partly scanned (`StepIndex.build(..., records=N)`): a
+# page that shows its first sample need not wait for a cold disk to deliver the whole file.
+PARTIAL_SCAN_MIN_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -52,6 +53,7 @@ class StepIndex:
         self.committed_lines = 0
         self.tentative_tail = False  # the last record is an unterminated, parseable last line
         self.partial_tail_bytes = 0  # an unterminated last line that does not parse (yet)
+        self.complete = True  # False: scanned only up to `committed` so far (see `build`)
         self.head_fingerprint = b""
         self.tail_fingerprint = b""
         self.columns: Columns | None = None
@@ -67,11 +69,30 @@ class StepIndex:
 
     # -- building ------------------------------------------------------------------------
     @classmethod
-    def build(cls, path: Path, name: str) -> StepIndex:
+    def build(cls, path: Path, name: str, records: int | None = None) -> StepIndex:
+        """The index of the file. With `records`, a big file (PARTIAL_SCAN_MIN_BYTES) may be
+        scanned only until more than `records` records are known: `complete` is then False
+        until `finish_scan` (or a refresh that finds the file grown) scans the rest."""
         index = cls(path, name)
         with open(path, "rb") as f:
-            index._scan(f, FileIdentity.of(os.fstat(f.fileno())))
+            identity = FileIdentity.of(os.fstat(f.fileno()))
+            big = records is not None and identity.size >= PARTIAL_SCAN_MIN_BYTES
+            index._scan(f, identity, stop_after=records if big and records is not None else -1)
         return index
+
+    def finish_scan(self) -> None:
+        """Scan the rest of a partly scanned file (blocks; a no-op once complete)."""
+        if self.complete:  # without the lock: a column pass may hold it for seconds
+            return
+        with self.lock:
+            if self.complete:
+                return
+            with open(self.path, "rb") as f:
+                identity = FileIdentity.of(os.fstat(f.fileno()))
+                if self._is_growth_of_self(f, identity):
+                    self._scan(f, identity)
+                    return
+            raise NotFound(f"step {self.name} changed while it was being indexed; reload")
 
     def refresh(self) -> StepIndex:
         """This index brought up to date with the file: itself (extended) or a new one."""
@@ -104,8 +125,8 @@ class StepIndex:
         tail = os.pread(fd, len(self.tail_fingerprint), start)
         return head == self.head_fingerprint and tail == self.tail_fingerprint
 
-    def _scan(self, f: BufferedReader, identity: FileIdentity) -> None:
-        """Index the lines between `committed` and the end of the file."""
+    def _scan(self, f: BufferedReader, identity: FileIdentity, stop_after: int = -1) -> None:
+        """Index the lines from `committed` on, to the end (or past `stop_after` records)."""
         if self.tentative_tail:
             self._drop_last_record()
         size = identity.size
@@ -121,6 +142,7 @@ class StepIndex:
         find = buf.find
         f.seek(base)
         blank_so_far = True
+        stopped = False  # by `stop_after`, before the end of the file
         while base < size:
             filled = f.readinto(memoryview(buf)[: min(SCAN_CHUNK_BYTES, size - base)])
             if not filled:
@@ -129,10 +151,10 @@ class StepIndex:
             while True:
                 nl = find(b"\n", i, filled)
                 if nl < 0:
-                    blank_so_far = blank_so_far and _is_blank(buf, i, filled)
+                    blank_so_far = blank_so_far and is_blank(buf, i, filled)
                     break
                 line_no += 1
-                if not (blank_so_far and _is_blank(buf, i, nl)):
+                if not (blank_so_far and is_blank(buf, i, nl)):
                     starts.append(pos)
                     ends.append(base + nl)
                     lines.append(line_no)
@@ -140,12 +162,16 @@ class StepIndex:
                 i = nl + 1
                 blank_so_far = True
             base += filled
+            if 0 <= stop_after < len(starts) and base < size:
+                stopped = True  # the rest, tail included, is for `finish_scan` or a refresh
+                break
         self.committed = pos
         self.committed_lines = line_no
         self.partial_tail_bytes = 0
-        if size > pos:
+        self.complete = not stopped
+        if self.complete and size > pos:
             tail = os.pread(fd, size - pos, pos)
-            if tail.strip(_BLANK):
+            if tail.strip(BLANK):
                 try:
                     decode_line(tail)
                 except LineError:
@@ -177,7 +203,8 @@ class StepIndex:
     # -- columns -------------------------------------------------------------------------
     @property
     def columns_ready(self) -> bool:
-        return self.columns is not None and self._columns_rows == len(self.starts)
+        columns = self.columns
+        return columns is not None and self._columns_rows == len(self.starts) and self.complete
 
     @property
     def columns_rows(self) -> int:
@@ -187,6 +214,7 @@ class StepIndex:
     def adopt_columns(self, columns: Columns, invalid: dict[int, str]) -> bool:
         """Take columns computed earlier for this very file (the disk cache), if they fit."""
         with self.lock:
+            self.finish_scan()
             if self.columns is not None or columns.rows != len(self.starts):
                 return False
             self.columns, self.invalid, self._columns_rows = columns, dict(invalid), columns.rows
@@ -196,9 +224,10 @@ class StepIndex:
     def ensure_columns(self) -> Columns:
         """Decode the scalar fields of every record not yet in the columns (once)."""
         columns = self.columns
-        if columns is not None and self._columns_rows == len(self.starts):
+        if columns is not None and self._columns_rows == len(self.starts) and self.complete:
             return columns
         with self.lock:
+            self.finish_scan()
             if self.columns is None:
                 self.columns = Columns()
             if self._columns_rows < len(self.starts):
@@ -210,9 +239,8 @@ class StepIndex:
         assert self.columns is not None
         columns = self.columns
         try:
-            for position, data in _read_lines(
-                f.fileno(), self, range(self._columns_rows, len(self))
-            ):
+            rows = range(self._columns_rows, len(self))
+            for position, data in read_lines(f.fileno(), self.starts, self.ends, rows):
                 try:
                     columns.append(decode_line(data))
                 except LineError as exc:
@@ -230,6 +258,8 @@ class StepIndex:
         return len(self.lines)
 
     def read(self, position: int) -> Sample:
+        if position >= len(self) and not self.complete:
+            self.finish_scan()
         if not 0 <= position < len(self):
             raise NotFound(f"{self.name} has no sample at position {position}")
         start, end, line = self.starts[position], self.ends[position], self.lines[position]
@@ -246,8 +276,9 @@ class StepIndex:
 
         Unreadable lines are skipped: they are listed in `invalid` once the columns exist.
         """
+        self.finish_scan()
         with open(self.path, "rb") as f:
-            for position, data in _read_lines(f.fileno(), self, range(len(self))):
+            for position, data in read_lines(f.fileno(), self.starts, self.ends, range(len(self))):
                 try:
                     yield position, decode_line(data), data
                 except LineError:
@@ -267,30 +298,3 @@ class StepIndex:
         if self.columns is not None:
             total += self.columns.nbytes()
         return total
-
-
-def _read_lines(fd: int, index: StepIndex, positions: range) -> Iterator[tuple[int, bytes]]:
-    """(position, line bytes) for `positions`, reading runs of records with one pread each.
-
-    Small lines cost a syscall each when read one by one; a block of up to READ_BLOCK_BYTES
-    (or one record, if it is larger) is read at once instead.
-    """
-    starts, ends = index.starts, index.ends
-    position, stop = positions.start, positions.stop
-    while position < stop:
-        first, block_start = position, starts[position]
-        position += 1
-        while position < stop and ends[position] - block_start <= READ_BLOCK_BYTES:
-            position += 1
-        block = os.pread(fd, ends[position - 1] - block_start, block_start)
-        for p in range(first, position):
-            yield p, block[starts[p] - block_start : ends[p] - block_start]
-
-
-def _is_blank(chunk: bytearray, start: int, end: int) -> bool:
-    """Whether chunk[start:end] is whitespace, without copying a long line to find out."""
-    if start >= end:
-        return True
-    if chunk[start] not in _BLANK:
-        return False
-    return not chunk[start:end].strip(_BLANK)

@@ -68,7 +68,9 @@ def sample_context(
     context = header_context(request, catalog, bucket, step)
     selection = selection_of(request)
     filename = step_filename(step)
-    index = catalog.open_step(bucket, filename)
+    # A page needs its sample and the next one: a big step opens before the scan reaches its
+    # end (the JSON twin always counts every record).
+    index = catalog.open_step(bucket, filename, None if twin else (position or 0) + 1)
     ordering = ordering_of(catalog, index, selection)
     step_link = step_url(request, bucket, step)
     suffix = query_suffix(selection)
@@ -78,6 +80,7 @@ def sample_context(
             "filename": filename,
             "records": len(index),
             "total": len(ordering),
+            "counting": not index.complete,  # "of 1,024+": the rest of the file is being scanned
             "columns_ready": index.columns_ready,
             "invalid": index.invalid_lines(),
             "partial_tail_bytes": index.partial_tail_bytes,
@@ -88,6 +91,8 @@ def sample_context(
             "error": None,
         }
     )
+    if not index.complete:  # the live poll reports the step "grown" until it is counted
+        context["step_size_bytes"] = index.committed
     if index.columns_ready:  # once per version of the file (Catalog.stats keeps it)
         context["summary"] = catalog.stats(index)
     if selection.range is not None:

@@ -119,10 +119,10 @@ def test_a_step_that_cannot_be_read_is_reported_and_the_rest_still_count(
     write_step("train", 2, step_lines([0.5]))
     build = StepIndex.build
 
-    def failing_disk(path, name):  # an I/O error is the one thing we cannot make for real
+    def failing_disk(path, name, records=None):  # an I/O error we cannot make for real
         if path.name == "1.jsonl":
             raise OSError(errno.EIO, "Input/output error")
-        return build(path, name)
+        return build(path, name, records)
 
     monkeypatch.setattr(StepIndex, "build", failing_disk)
     _, snapshot = history_of(tmp_path / "data")

@@ -375,9 +375,9 @@ def test_concurrent_first_opens_build_the_index_once(write_step, data_dir, monke
     builds = []
     real_build = StepIndex.build.__func__  # type: ignore[attr-defined]
 
-    def counting_build(cls, path, name):
+    def counting_build(cls, path, name, records=None):
         builds.append(name)
-        return real_build(cls, path, name)
+        return real_build(cls, path, name, records)
 
     monkeypatch.setattr(StepIndex, "build", classmethod(counting_build))
     barrier = threading.Barrier(8)
