@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that print figures (see README.md here); never run by the tests."""
