@@ -117,6 +117,20 @@ def test_bad_parameters_are_400(client, write_step, params, fragment):
     assert_error(status, data, 400, fragment)
 
 
+def test_page_size_up_to_1000_as_the_original_viewer_accepted(client, write_step):
+    write_step("train", 0, [sample(i) for i in range(1003)])
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/samples", page_size=1000)
+    assert status == 200
+    assert (data["page_size"], data["total"], data["total_pages"]) == (1000, 1003, 2)
+    assert data["positions"] == list(range(1000))
+    assert [s["sample_index"] for s in data["samples"]] == list(range(1000))
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/samples", page=2, page_size=1000)
+    assert status == 200 and data["positions"] == [1000, 1001, 1002]
+    for bad in ("1001", "0", "-1"):
+        status, data = get(client, "/api/jsonl/train/file/0.jsonl/samples", page_size=bad)
+        assert_error(status, data, 400, "page_size must be between 1 and 1000")
+
+
 def test_one_sample_by_position_with_line_number(client, write_step):
     write_step("train", 0, [sample(0), "\n", sample(1, response="")])
     status, data = get(client, "/api/jsonl/train/file/0.jsonl/sample/1")
