@@ -20,9 +20,9 @@ def normalize_base_path(raw: str) -> str:
     return "/" + stripped if stripped else ""
 
 
-DEFAULT_POLL_MS = 3000
+DEFAULT_POLL_MS = 3000  # how often an open page asks whether the run wrote something new
 # The original viewer's API took page_size up to 1000; scripts written for it ask for that.
-DEFAULT_MAX_PAGE_SIZE = 1000  # how often an open page asks whether the run wrote something new
+DEFAULT_MAX_PAGE_SIZE = 1000
 
 
 def default_index_processes() -> int:
