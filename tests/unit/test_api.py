@@ -225,6 +225,31 @@ def test_cache_clear_refuses_cross_origin_and_get(client):
     assert ok.status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("secure", "origin", "allowed"),
+    [
+        (False, "http://testserver", True),
+        (False, "https://testserver", False),  # another origin: the scheme differs
+        (True, "https://testserver", True),
+        (True, "http://testserver", False),  # a page served over plain HTTP on the same name
+        (False, "http://testserver:8443", False),
+        (False, "null", False),
+    ],
+)
+def test_cache_clear_compares_the_origin_scheme_too(client, secure, origin, allowed):
+    response = client.post(PREFIX + "/api/cache/clear", headers={"Origin": origin}, secure=secure)
+    assert response.status_code == (200 if allowed else 403)
+
+
+def test_behind_a_tls_proxy_the_forwarded_scheme_is_the_origin_scheme(client, settings):
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # A browser always sends Host (the test client would otherwise make up "testserver:80").
+    https = {"Origin": "https://testserver", "X-Forwarded-Proto": "https", "Host": "testserver"}
+    assert client.post(PREFIX + "/api/cache/clear", headers=https).status_code == 200
+    http = {**https, "Origin": "http://testserver"}
+    assert client.post(PREFIX + "/api/cache/clear", headers=http).status_code == 403
+
+
 def test_missing_data_dir_is_503_without_the_path(client, settings, tmp_path):
     settings.ROLLOUTS_DATA_DIR = str(tmp_path / "gone")
     status, data = get(client, "/api/jsonl/subdirs")
