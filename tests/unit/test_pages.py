@@ -208,6 +208,10 @@ def test_the_page_decorator_adds_to_vary_instead_of_replacing_it(rf):
         ("/train/99/", 404, "no step &#x27;99.jsonl&#x27;"),
         ("/valid/0/", 404, "no bucket &#x27;valid&#x27;"),
         ("/train/0/sample/9/", 404, "no sample at position 9"),
+        ("/train/abc/", 404, "no page &#x27;abc/&#x27; in bucket &#x27;train&#x27;"),
+        ("/train/0/sample/x/", 404, "no page &#x27;0/sample/x/&#x27;"),
+        ("/train/0/group/-1/", 404, "no page &#x27;0/group/-1/&#x27;"),
+        ("/train/0/stats/x/", 404, "no page &#x27;0/stats/x/&#x27;"),
     ],
 )
 def test_unknown_things_are_404_pages_with_a_message(client, write_step, path, status, message):
