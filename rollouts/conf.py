@@ -99,7 +99,7 @@ class RolloutsSettings:
 
     @property
     def MAX_PAGE_SIZE(self) -> int:
-        """The largest `page_size` the samples endpoint accepts (the original viewer's `le=1000`)."""
+        """The largest `page_size` the samples endpoint accepts (the original's `le=1000`)."""
         return _positive_int("ROLLOUTS_MAX_PAGE_SIZE", DEFAULT_MAX_PAGE_SIZE)
 
     @property
