@@ -18,18 +18,23 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import re
 from collections.abc import Callable, Sequence
+from http import HTTPStatus
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.http.request import split_domain_port, validate_host
 
+from rollouts.views.responses import error_response
+
 logger = logging.getLogger("relax_site.hosts")
 
-REFUSED_BODY = (
-    "Bad Request: this viewer does not answer to the host name in this request.\n"
-    "The server's log says which names it accepts and how to allow another one.\n"
+REFUSED = (
+    "this viewer does not answer to the host name in this request; the server's log says"
+    " which names it accepts and how to allow another one"
 )
+_API_PATH = re.compile(r"(^|/)api/")  # under a base path or not, and under runs/<name>/
 
 
 def is_ip_literal(domain: str) -> bool:
@@ -69,5 +74,8 @@ class HostCheckMiddleware:
         )
         if why is not None:
             logger.warning("%s", why)
-            return HttpResponse(REFUSED_BODY, status=400, content_type="text/plain; charset=utf-8")
+            if _API_PATH.search(request.path_info):  # every answer under api/ is JSON
+                return error_response(HTTPStatus.BAD_REQUEST, REFUSED)
+            body = f"Bad Request: {REFUSED}.\n"
+            return HttpResponse(body, status=400, content_type="text/plain; charset=utf-8")
         return self.get_response(request)

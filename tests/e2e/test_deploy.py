@@ -87,10 +87,14 @@ def test_host_0_0_0_0_refuses_a_rebinding_name_and_says_how_to_allow_it(demo_dir
                      socket.gethostname(), "viewer.test", "a.corp.test"):  # fmt: skip
             assert status_for_host(server, f"{host}:{port}") == 200, host
         status, headers, body = request(
-            server.url("/api/jsonl/subdirs"), headers={"Host": f"rebind.evil.test:{port}"}
+            server.url("/train/2/"), headers={"Host": f"rebind.evil.test:{port}"}
         )
         assert status == 400 and b"does not answer to the host name" in body
         assert headers["content-type"].startswith("text/plain")
+        status, body = get_json(
+            server.url("/api/jsonl/subdirs"), headers={"Host": f"rebind.evil.test:{port}"}
+        )  # under api/, the JSON error shape
+        assert status == 400 and body["ok"] is False and "host name" in body["message"]
         wait_for(server, REFUSED)
         log = server.output()
         assert f"{REFUSED} 'rebind.evil.test'" in log
@@ -176,6 +180,12 @@ def test_version_is_the_packages_and_usage_reads_as_typed() -> None:
         ).stdout  # fmt: skip
 
     assert script("--version").strip() == version("relax-rollout-viewer")
+    # The manage.py spelling, "relax-viewer visualize DATA_DIR", works as well.
+    missing = subprocess.run(
+        [str(CONSOLE_SCRIPT), "visualize", "/no/such/dir"], env=child_env(), capture_output=True,
+        text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert missing.stderr.strip() == "CommandError: DATA_DIR /no/such/dir does not exist"
     usage = script("--help")
     assert usage.startswith("usage: relax-viewer [-h]"), usage[:200]
 
