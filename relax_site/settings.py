@@ -2,8 +2,9 @@
 `relax_site.wsgi` unchanged; `manage.py visualize` sets the same knobs from its flags.
 
 RELAX_DATA_DIR          the data directory (a run's rollout_result/, or a folder of step files)
+RELAX_DATA_DIRS         several runs, NAME=PATH or PATH separated by ':' (a run picker)
 RELAX_BASE_PATH         URL prefix when served behind a proxy, e.g. /absproxy/8080
-RELAX_ALLOWED_HOSTS     comma-separated host names (default: loopback names only)
+RELAX_ALLOWED_HOSTS     comma-separated host names, besides the loopback names (always allowed)
 RELAX_CACHE_MEMORY_MB   byte budget of the index cache in MB (default 4096)
 RELAX_CACHE_ENTRIES     most step indexes kept at once (default 20)
 RELAX_MASK_STR          regex of pad tokens collapsed when shown
@@ -12,38 +13,37 @@ RELAX_POLL_MS           milliseconds between an open page's polls for new steps 
 RELAX_INDEX_PROCESSES   processes that decode a bucket's steps for its trends (default: CPUs, <= 4)
 RELAX_SECRET_KEY        only needed for stable CSRF/signing across restarts (random otherwise)
 RELAX_DEBUG             "1" for Django's debug pages (never in production)
+
+Each is checked when this module is imported (`relax_site.environment`): a value the viewer
+cannot use stops it with one line naming the variable and what it takes (exit status 3, which
+gunicorn takes as "the worker cannot boot" rather than restarting it forever).
 """
 
 from __future__ import annotations
 
-import os
 import secrets
-import warnings
+import sys
 from pathlib import Path
 
-from rollouts.conf import DEFAULT_MASK_STR, normalize_base_path, parse_positive_int
+from relax_site.environment import BadVariable, read_environment
+from rollouts.conf import DEFAULT_MASK_STR
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+try:
+    ENV = read_environment()
+except BadVariable as exc:
+    sys.stderr.write(f"relax-viewer: {exc}\n")
+    sys.stderr.flush()
+    raise SystemExit(3) from None
 
-def _env_int(name: str, default: int) -> int:
-    """A positive integer from the environment; unset or unusable: `default` (with a warning
-    on stderr, never an exception: a settings module that raises is a traceback at start-up)."""
-    raw = os.environ.get(name, "").strip()
-    value = parse_positive_int(raw) if raw else default
-    if value is None:
-        warnings.warn(f"{name}={raw!r} is not a positive integer; using {default}", stacklevel=1)
-        return default
-    return value
-
-
-SECRET_KEY = os.environ.get("RELAX_SECRET_KEY") or secrets.token_urlsafe(50)
-DEBUG = os.environ.get("RELAX_DEBUG", "") == "1"
-ALLOWED_HOSTS = [
-    h.strip()
-    for h in os.environ.get("RELAX_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]").split(",")
-    if h.strip()
-]
+SECRET_KEY = ENV.secret_key or secrets.token_urlsafe(50)
+DEBUG = ENV.debug
+# Host names are checked by relax_site.hosts.HostCheckMiddleware (which logs why it refuses
+# one, and also takes IP literals when `visualize --host 0.0.0.0` asks for it), not by Django.
+ALLOWED_HOSTS = ["*"]
+RELAX_HOSTS = list(ENV.allowed_hosts)
+RELAX_ACCEPT_IP_HOSTS = False
 
 INSTALLED_APPS = [
     "django.contrib.staticfiles",
@@ -51,6 +51,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "relax_site.hosts.HostCheckMiddleware",
     "relax_site.middleware.BasePathMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -79,19 +80,19 @@ CACHES = {
     "rollouts": {
         "BACKEND": "rollouts.cache.ByteLimitedCache",
         "OPTIONS": {
-            "MAX_BYTES": _env_int("RELAX_CACHE_MEMORY_MB", 4096) * 1024 * 1024,
-            "MAX_ENTRIES": _env_int("RELAX_CACHE_ENTRIES", 20),
+            "MAX_BYTES": ENV.cache_memory_mb * 1024 * 1024,
+            "MAX_ENTRIES": ENV.cache_entries,
         },
     },
 }
 
 # Behind a proxy prefix every generated URL carries it; an absolute STATIC_URL keeps the prefix
 # for whitenoise too. BasePathMiddleware accepts requests whether or not the proxy strips it.
-BASE_PATH = normalize_base_path(os.environ.get("RELAX_BASE_PATH", ""))
+BASE_PATH = ENV.base_path
 FORCE_SCRIPT_NAME = BASE_PATH or None
 STATIC_URL = f"{BASE_PATH}/static/"
 # Only for deployments that run collectstatic; whitenoise warns about a missing directory.
-STATIC_ROOT = os.environ.get("RELAX_STATIC_ROOT") or None
+STATIC_ROOT = ENV.static_root
 # The standalone tool serves static files straight from the apps: no collectstatic step.
 WHITENOISE_USE_FINDERS = True
 # whitenoise sends `Access-Control-Allow-Origin: *` with static files by default; nothing of
@@ -99,15 +100,13 @@ WHITENOISE_USE_FINDERS = True
 WHITENOISE_ALLOW_ALL_ORIGINS = False
 WHITENOISE_AUTOREFRESH = DEBUG
 
-ROLLOUTS_DATA_DIR = os.environ.get("RELAX_DATA_DIR") or None
-ROLLOUTS_MASK_STR = os.environ.get("RELAX_MASK_STR", DEFAULT_MASK_STR)
+ROLLOUTS_DATA_DIR = ENV.data_dir
+ROLLOUTS_DATA_DIRS = ENV.data_dirs
+ROLLOUTS_MASK_STR = DEFAULT_MASK_STR if ENV.mask_str is None else ENV.mask_str
 # Unset: the user's cache directory; "off" (or ""): no disk cache.
-_disk_cache = os.environ.get("RELAX_DISK_CACHE")
-ROLLOUTS_DISK_CACHE = None if _disk_cache is None else ("" if _disk_cache == "off" else _disk_cache)
-
-# Read (and checked) by rollouts.conf: a bad value warns at start-up and uses the default.
-ROLLOUTS_POLL_MS = os.environ.get("RELAX_POLL_MS") or None
-ROLLOUTS_INDEX_PROCESSES = os.environ.get("RELAX_INDEX_PROCESSES") or None
+ROLLOUTS_DISK_CACHE = ENV.disk_cache
+ROLLOUTS_POLL_MS = ENV.poll_ms
+ROLLOUTS_INDEX_PROCESSES = ENV.index_processes
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
@@ -120,5 +119,8 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"rollouts": {"handlers": ["console"], "level": "INFO"}},
+    "loggers": {
+        "rollouts": {"handlers": ["console"], "level": "INFO"},
+        "relax_site": {"handlers": ["console"], "level": "INFO"},
+    },
 }

@@ -21,6 +21,8 @@ def normalize_base_path(raw: str) -> str:
 
 
 DEFAULT_POLL_MS = 3000  # how often an open page asks whether the run wrote something new
+# The original viewer's API took page_size up to 1000; scripts written for it ask for that.
+DEFAULT_MAX_PAGE_SIZE = 1000
 
 
 def default_index_processes() -> int:
@@ -97,8 +99,8 @@ class RolloutsSettings:
 
     @property
     def MAX_PAGE_SIZE(self) -> int:
-        """The largest `page_size` the samples endpoint accepts."""
-        return _positive_int("ROLLOUTS_MAX_PAGE_SIZE", 500)
+        """The largest `page_size` the samples endpoint accepts (the original's `le=1000`)."""
+        return _positive_int("ROLLOUTS_MAX_PAGE_SIZE", DEFAULT_MAX_PAGE_SIZE)
 
     @property
     def POLL_MS(self) -> int:

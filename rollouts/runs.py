@@ -16,14 +16,9 @@ from django.http import HttpRequest
 
 from .cache import ByteLimitedCache
 from .conf import conf
-from .store import Catalog, NotFound, StoreError
+from .store import Catalog, NotFound, Unavailable
 from .store.diskcache import DiskCache
 from .store.history import History
-
-
-class Unavailable(StoreError):
-    """The data directory itself is missing or unreadable."""
-
 
 _catalogs: dict[tuple[str, str, str], Catalog] = {}
 _histories: dict[tuple[Catalog, str], History] = {}
@@ -84,7 +79,7 @@ def catalog_of(data_dir: Path) -> Catalog:
                 _catalogs[key] = catalog
             except OSError:
                 raise Unavailable(
-                    f"the data directory {Path(data_dir).name!r} is not readable"
+                    f"the data directory {Path(data_dir).name!r} is missing or cannot be read"
                 ) from None
     return catalog
 

@@ -1,9 +1,10 @@
 """How the viewer is served by gunicorn: one set of options for `manage.py visualize` (which runs
-gunicorn in-process, no config file needed) and `relax_site/gunicorn.conf.py` (gunicorn behind
+gunicorn in-process, no config file needed) and `relax_site.gunicorn_conf` (gunicorn behind
 a reverse proxy) alike."""
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -39,10 +40,27 @@ class ViewerServer(BaseApplication):
         return self.application
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket gunicorn serves on, bound here so that `--port 0` (any free port)
+    can be printed as the port it got; OSError when the address cannot be had."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, port))
+        listener.listen(2048)
+    except OSError:
+        listener.close()
+        raise
+    return listener
+
+
 def serve(
-    application: Callable[..., Any], *, host: str, port: int, workers: int, threads: int
+    application: Callable[..., Any], *, listener: socket.socket, workers: int, threads: int
 ) -> None:
-    """Serve until SIGINT/SIGTERM. Threads share one worker's cache, so the default is 1 worker."""
-    bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    options = {"bind": [bind], "workers": workers, "threads": threads}
+    """Serve on `listener` (bound and listening) until SIGINT/SIGTERM.
+
+    Threads share one worker's cache, so the default is 1 worker.
+    """
+    options = {"bind": [f"fd://{listener.fileno()}"], "workers": workers, "threads": threads}
     ViewerServer(application, {**options, "errorlog": "-", "loglevel": "warning"}).run()

@@ -40,12 +40,16 @@ data_dir_patterns = [
     path("api/jsonl/<str:bucket>/poll", trends.api_poll, name="api-poll"),
     path(_view, samples.api_view_step, name="api-view-step"),
     path(f"{_view}/sample/<int:position>", samples.api_view_sample, name="api-view-sample"),
+    # Anything else under api/ answers in the API's own error shape, not an HTML 404 page.
+    path("api/<path:rest>", api.api_not_found, name="api-not-found"),
     path("<str:bucket>/", navigation.bucket_page, name="bucket"),
     path("<str:bucket>/trends/", trends.trends_page, name="trends"),
     path("<str:bucket>/<step:step>/stats/", stats.step_stats_page, name="step-stats"),
     path("<str:bucket>/<step:step>/group/<int:group>/", stats.group_page, name="group"),
     path("<str:bucket>/<step:step>/", samples.step_page, name="step"),
     path("<str:bucket>/<step:step>/sample/<int:position>/", samples.sample_page, name="sample"),
+    # Any other address in a bucket (a step or sample that is not a number): the viewer's page.
+    path("<str:bucket>/<path:rest>", navigation.page_not_found, name="not-found"),
 ]
 
 urlpatterns = [
@@ -53,8 +57,5 @@ urlpatterns = [
     path("runs/<str:run>/", include((data_dir_patterns, "run"))),
     path("api/cache/stats", api.api_cache_stats, name="api-cache-stats"),
     path("api/cache/clear", api.api_cache_clear, name="api-cache-clear"),
-    *[p for p in data_dir_patterns if not str(p.pattern).startswith("<str:bucket>")],
-    # Anything else under api/ answers in the API's own error shape, not an HTML 404 page.
-    path("api/<path:rest>", api.api_not_found, name="api-not-found"),
-    *[p for p in data_dir_patterns if str(p.pattern).startswith("<str:bucket>")],
+    *data_dir_patterns,
 ]

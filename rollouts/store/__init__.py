@@ -2,7 +2,7 @@
 
 from .catalog import DEFAULT_BUCKET, Catalog, DictCache, IndexCache, find_runs
 from .columns import CATEGORICAL_KEYS, Columns
-from .errors import BadRequest, NotFound, StoreError, UnreadableLine
+from .errors import BadRequest, NotFound, StoreError, Unavailable, UnreadableLine
 from .files import STEP_FILE, FileIdentity, StepFile, step_filename, step_name
 from .index import Sample, StepIndex
 from .jsonio import decode_line, dumps_strict, finite_or_none, line_as_json
@@ -25,6 +25,7 @@ __all__ = [
     "StepFile",
     "StepIndex",
     "StoreError",
+    "Unavailable",
     "UnreadableLine",
     "ValueRange",
     "decode_line",

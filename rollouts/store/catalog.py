@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from .columns import Columns
 from .diskcache import DiskCache
-from .errors import NotFound, StoreError
+from .errors import NotFound, StoreError, Unavailable
 from .files import STEP_FILE, StepFile
 from .index import StepIndex
 from .ordering import EVERYTHING, Selection, order_positions
@@ -110,6 +110,15 @@ class Catalog:
         return resolved if resolved.is_relative_to(self.root) else None
 
     def _bucket_dirs(self) -> dict[str, Path]:
+        # A data directory removed or made unreadable after start is not an empty `default`
+        # bucket: every caller gets the reason (503 on the web), never a made-up bucket.
+        try:
+            with os.scandir(self.root):
+                pass
+        except OSError:
+            raise Unavailable(
+                f"the data directory {self.name!r} is missing or cannot be read"
+            ) from None
         found: dict[str, Path] = {}
         for base in (self.root, self.root / "rollout_result"):
             for name in KNOWN_BUCKETS:

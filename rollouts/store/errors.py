@@ -15,6 +15,10 @@ class BadRequest(StoreError):
     """A parameter the store cannot act on (unknown sort column, bad order, ...)."""
 
 
+class Unavailable(StoreError):
+    """The data directory itself is missing or cannot be listed (503, with this reason)."""
+
+
 class UnreadableLine(StoreError):
     """A line that is not a JSON object even after the lenient fallback."""
 

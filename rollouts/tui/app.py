@@ -315,6 +315,7 @@ class RolloutsApp(App[None]):
         except StoreError as exc:
             self._show_message(f"refresh failed: {exc}")
             return
+        self._sidebar().sync_buckets(self.session)
         self._sidebar().sync_steps(self.session)
         if session.index is None or session.step is None:
             self._open_current_step()

@@ -81,7 +81,15 @@ class Session:
         self.selection = self.selection.filtered("dataset", None)
 
     def relist(self) -> None:
-        """Pick up new steps (and new sizes), staying on the step being shown."""
+        """Pick up new steps (and new sizes), staying on the step being shown.
+
+        When the shown bucket is gone (an empty rollout_result/ is bucket `default` until
+        `train/` appears in it), show the bucket a fresh start would, on its latest step.
+        """
+        buckets = self.catalog.buckets()
+        if self.bucket not in buckets:
+            self.switch_bucket(PREFERRED_BUCKET if PREFERRED_BUCKET in buckets else buckets[0])
+            return
         current = self.step
         self.steps = self.catalog.steps(self.bucket)
         if current is not None:

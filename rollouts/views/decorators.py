@@ -65,6 +65,9 @@ def page(view: View) -> View:
         patch_vary_headers(response, (FRAGMENT_HEADER,))
         return response
 
+    # A page changes nothing, so Django's CSRF check has nothing to protect; left on, it would
+    # answer a POST/PUT/DELETE with its 403 page before the view's 405 (with `Allow`).
+    wrapper.csrf_exempt = True  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -156,7 +159,9 @@ def is_same_origin(request: HttpRequest) -> bool:
     """A browser POST must come from our own pages; scripts (no Origin header) may POST.
 
     Browsers send `Origin` (and `Sec-Fetch-Site`) on every cross-site POST, so checking them
-    stops cross-site requests without making curl users fetch a CSRF token first.
+    stops cross-site requests without making curl users fetch a CSRF token first. An origin
+    matches on scheme, host and port: `request.scheme` is what the browser used (behind a
+    proxy: `SECURE_PROXY_SSL_HEADER`, or the WSGI server's own trusted-proxy header).
     """
     site = request.headers.get("Sec-Fetch-Site")
     if site is not None and site not in ("same-origin", "none"):
@@ -164,4 +169,5 @@ def is_same_origin(request: HttpRequest) -> bool:
     origin = request.headers.get("Origin")
     if origin is None:
         return True
-    return urlsplit(origin).netloc == request.get_host()
+    parts = urlsplit(origin)
+    return parts.scheme == request.scheme and parts.netloc == request.get_host()

@@ -15,7 +15,7 @@ from ..conf import conf
 from ..links import step_url
 from ..query import query_suffix, selection_of
 from ..runs import catalog_of, current_run, get_catalog, history_of
-from ..store import StoreError
+from ..store import NotFound, StoreError
 from ..store.reading import convergence
 from .decorators import page, render_sample_page
 from .header import header_context
@@ -82,3 +82,11 @@ def bucket_page(request: HttpRequest, bucket: str) -> HttpResponse:
     context = header_context(request, catalog, bucket, None)
     context["error"] = f"No step files yet in bucket {bucket!r}."
     return render_sample_page(request, context, HTTPStatus.OK)
+
+
+@page
+def page_not_found(request: HttpRequest, bucket: str, rest: str) -> HttpResponse:
+    """Any other address in a bucket (`/train/abc/`, `/train/3/sample/x/`): the viewer's error
+    page with the bucket's navigation, not Django's bare 404."""
+    get_catalog(request).bucket_dir(bucket)  # an unknown bucket says so first
+    raise NotFound(f"no page {rest!r} in bucket {bucket!r}: steps and samples are numbers")

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from rollouts.demo import write_demo
-from tests.support.servers import REPO_ROOT, child_env, request, run_visualize
+from tests.support.servers import REPO_ROOT, child_env, free_port, request, run_visualize
 
 pytestmark = pytest.mark.e2e
 
@@ -64,9 +67,11 @@ def test_console_script_bad_data_dir_is_a_one_line_error(tmp_path: Path) -> None
     ]
 
 
-def test_wheel_carries_templates_static_files_the_script_and_its_metadata(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """What `pip install relax-rollout-viewer` gets, built as pip builds it (in isolation,
     from a copy: a build writes build/ and egg-info/ next to its sources)."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     source = tmp_path / "source"
     shutil.copytree(REPO_ROOT, source, ignore=shutil.ignore_patterns(*NOT_SOURCES))
     built = subprocess.run(
@@ -78,7 +83,11 @@ def test_wheel_carries_templates_static_files_the_script_and_its_metadata(tmp_pa
         check=False,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr[-2000:]
-    (wheel,) = tmp_path.glob("relax_rollout_viewer-*.whl")
+    (found,) = tmp_path.glob("relax_rollout_viewer-*.whl")
+    return found
+
+
+def test_wheel_carries_templates_static_files_the_script_and_its_metadata(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
         entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
@@ -92,6 +101,7 @@ def test_wheel_carries_templates_static_files_the_script_and_its_metadata(tmp_pa
         assert path.relative_to(REPO_ROOT).as_posix() in names
     assert "relax_site/settings.py" in names
     assert "relax_site/cli.py" in names
+    assert "relax_site/gunicorn_conf.py" in names
     assert "relax-viewer = relax_site.cli:main" in scripts
     # The terminal UI's stylesheet (textual reads it at start), and the typing marker.
     assert "rollouts/tui/app.tcss" in names
@@ -99,3 +109,64 @@ def test_wheel_carries_templates_static_files_the_script_and_its_metadata(tmp_pa
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert b"License-Expression: MIT" in metadata
     assert b"Classifier: Typing :: Typed" in metadata
+
+
+def test_gunicorn_config_is_importable_from_a_venv_outside_the_checkout(
+    wheel: Path, tmp_path: Path, demo_dir: Path
+) -> None:
+    """The README's `gunicorn -c python:relax_site.gunicorn_conf relax_site.wsgi`, run where no
+    checkout is: a fresh venv holding the wheel (its dependencies come from ours, through a
+    .pth line, so nothing is downloaded), started in an empty directory."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
+         "--no-index", "--quiet", str(wheel)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr[-2000:]
+    (site,) = venv.glob("lib/python3*/site-packages")
+    (ours,) = Path(sys.executable).parent.parent.glob("lib/python3*/site-packages")
+    (site / "dependencies.pth").write_text(f"{ours}\n")  # appended after the venv's own
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = child_env({"RELAX_DATA_DIR": str(demo_dir), "PORT": str(free_port())})
+    env.pop("PYTHONPATH", None)
+    where = subprocess.run(
+        [str(python), "-c", "import relax_site.gunicorn_conf as c, rollouts; print(c.__file__,"
+         " rollouts.__file__, c.bind[0])"],
+        cwd=elsewhere, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert where.returncode == 0, where.stderr
+    conf_file, rollouts_file, bind = where.stdout.split()
+    assert conf_file.startswith(str(site)) and rollouts_file.startswith(str(site))
+    assert bind == f"127.0.0.1:{env['PORT']}"
+    argv = [str(python), "-m", "gunicorn", "-c", "python:relax_site.gunicorn_conf",
+            "relax_site.wsgi"]  # fmt: skip
+    log = tmp_path / "gunicorn.log"  # a file, not a pipe: a full pipe would block the server
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            argv, cwd=elsewhere, env=env, stdout=out, stderr=out, start_new_session=True
+        )
+    try:
+        url = f"http://127.0.0.1:{env['PORT']}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                status, headers, body = request(url + "/train/11/")
+                break
+            except OSError:
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, "gunicorn did not answer"
+                time.sleep(0.1)
+        assert status == 200 and b"Sample 1 of 64" in body
+        status, headers, _ = request(url + "/static/rollouts/viewer.js")
+        assert status == 200 and "javascript" in headers["content-type"]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

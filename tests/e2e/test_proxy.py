@@ -1,6 +1,7 @@
-"""The viewer behind a real nginx, as the README deploys it: `gunicorn relax_site.wsgi -c
-relax_site/gunicorn.conf.py` configured only by environment variables, nginx in front under
-`/absproxy/8080/`, in both proxy styles (nginx strips the prefix, or forwards the full path).
+"""The viewer behind a real nginx, as the README deploys it:
+`gunicorn -c python:relax_site.gunicorn_conf relax_site.wsgi` configured only by environment
+variables, nginx in front under `/absproxy/8080/`, in both proxy styles (nginx strips the
+prefix, or forwards the full path).
 
 Every request here goes through nginx unless a test says otherwise; both servers listen on
 free loopback ports and are stopped at the end of the module, whatever happened (see
@@ -176,7 +177,7 @@ def test_gunicorn_runs_from_the_config_file_on_loopback(proxy: Proxy) -> None:
     log = proxy.gunicorn.output()
     assert is_loopback_listener(log, proxy.gunicorn.port), log
     assert "Using worker: gthread" in log, log
-    assert "Control socket" not in log, log  # one per user by default: see gunicorn.conf.py
+    assert "Control socket" not in log, log  # one per user by default: see gunicorn_conf.py
 
 
 def test_environment_sets_data_dir_and_cache_size(proxy: Proxy) -> None:
@@ -431,5 +432,9 @@ def test_a_bad_number_in_the_environment_stops_gunicorn_with_one_line(name: str)
     args = [str(gunicorn), "-c", GUNICORN_CONFIG, "--check-config", "relax_site.wsgi"]
     result = subprocess.run(args, cwd=REPO_ROOT, env=env, capture_output=True, text=True)
     assert result.returncode != 0
-    assert result.stderr.strip().splitlines() == [f"{name} must be a positive integer, got 'many'"]
+    assert result.stderr.strip().splitlines() == [
+        f"{name}='many' is not usable: {name} takes a whole number of"
+        f" {'processes' if name == 'RELAX_WORKERS' else 'threads'}, at least 1"
+        f" (default {1 if name == 'RELAX_WORKERS' else 8})"
+    ]
     assert "Traceback" not in result.stdout + result.stderr

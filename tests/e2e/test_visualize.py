@@ -786,13 +786,14 @@ def test_tui_without_the_extra_says_how_to_install_it(demo_dir: Path, tmp_path: 
     assert "open:" not in result.stdout
 
 
-def test_tui_runs_in_a_real_terminal_and_quits_on_q(demo_dir: Path) -> None:
-    """The command as a user runs it: a pseudo-terminal, the screen drawn, `q` to leave."""
+def run_in_terminal(args: Sequence[str], wanted: bytes) -> bytes:
+    """`manage.py visualize ARGS` in a pseudo-terminal until `wanted` is on screen, then `q`;
+    what it drew. It must quit with status 0."""
     pytest.importorskip("textual")
     master, slave = os.openpty()
     env = child_env({"TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"})
     proc = subprocess.Popen(
-        [sys.executable, "manage.py", "visualize", str(demo_dir), "--tui"],
+        [sys.executable, "manage.py", "visualize", *args],
         cwd=REPO_ROOT,
         env=env,
         stdin=slave,
@@ -815,9 +816,8 @@ def test_tui_runs_in_a_real_terminal_and_quits_on_q(demo_dir: Path) -> None:
                     return
 
     try:
-        # The first sample's counter: the app opened the latest step and drew it.
-        drain_until(lambda: b"Sample 1 / 64" in screen, 30)
-        assert b"Sample 1 / 64" in screen, bytes(screen[-2000:])
+        drain_until(lambda: wanted in screen, 30)
+        assert wanted in screen, bytes(screen[-2000:])
         os.write(master, b"q")
         drain_until(lambda: proc.poll() is not None, 15)
         assert proc.wait(timeout=1) == 0
@@ -826,6 +826,13 @@ def test_tui_runs_in_a_real_terminal_and_quits_on_q(demo_dir: Path) -> None:
             proc.kill()
             proc.wait()
         os.close(master)
+    return bytes(screen)
+
+
+def test_tui_runs_in_a_real_terminal_and_quits_on_q(demo_dir: Path) -> None:
+    """The command as a user runs it: a pseudo-terminal, the screen drawn, `q` to leave."""
+    # The first sample's counter: the app opened the latest step and drew it.
+    run_in_terminal([str(demo_dir), "--tui"], b"Sample 1 / 64")
 
 
 def test_port_in_use_is_a_one_line_error(demo_dir: Path) -> None:
@@ -904,11 +911,33 @@ def test_several_data_dirs_are_runs_named_by_their_folders(tmp_path: Path) -> No
         assert request(server.url("/runs/beta/train/3/"))[0] == 200
 
 
-def test_the_terminal_ui_takes_one_run(tmp_path: Path) -> None:
-    write_runs(tmp_path / "runs", ["a", "b"])
-    result = run_manage("visualize", str(tmp_path / "runs"), "--tui")
-    assert result.returncode != 0
-    assert result.stderr.strip().startswith("CommandError: the terminal UI shows one run")
+def test_the_terminal_ui_on_a_folder_of_runs_opens_the_first_run(tmp_path: Path) -> None:
+    """`./run demo --tui` (three runs) failed with "the terminal UI shows one run"."""
+    write_demo(tmp_path / "runs" / "b-second", train_steps=2, samples_per_step=8)
+    write_demo(tmp_path / "runs" / "a-first", train_steps=3, samples_per_step=5)
+    screen = run_in_terminal([str(tmp_path / "runs"), "--tui"], b"Sample 1 / 5")
+    assert b"opening 'a-first'" in screen and b"b-second" in screen
+    assert b"Step 2 " in screen  # a-first's latest train step (0, 1, 2)
+
+
+def test_the_terminal_ui_on_the_demo_runs_as_run_demo_tui_starts_it(tmp_path: Path) -> None:
+    """What `./run demo --tui` does: `python -m rollouts.demo DEST --runs`, then `visualize DEST
+    --tui` (smaller runs here); the first run in name order opens."""
+    made = subprocess.run(
+        [sys.executable, "-m", "rollouts.demo", str(tmp_path / "demo"), "--runs", "--steps", "3"],
+        cwd=REPO_ROOT, env=child_env(), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    first = sorted(p.name for p in (tmp_path / "demo").iterdir())[0]
+    screen = run_in_terminal([str(tmp_path / "demo"), "--tui"], b"Sample 1 / 64")
+    assert f"opening '{first}'".encode() in screen
+
+
+def test_the_terminal_ui_given_several_data_dirs_opens_the_first(tmp_path: Path) -> None:
+    zeta = write_demo(tmp_path / "zeta", train_steps=4, samples_per_step=6)
+    alpha = write_demo(tmp_path / "alpha", train_steps=2, samples_per_step=8)
+    screen = run_in_terminal([str(zeta), str(alpha), "--tui"], b"Sample 1 / 6")
+    assert b"opening 'zeta'" in screen
 
 
 def test_disk_cache_flag_fills_our_directory_and_a_restart_reads_it(tmp_path: Path) -> None:

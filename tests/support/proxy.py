@@ -1,7 +1,7 @@
 """A real nginx in front of a real gunicorn, for the reverse-proxy tests (standard library only).
 
 `run_proxy(style, data_dir, workdir)` starts `gunicorn relax_site.wsgi -c
-relax_site/gunicorn.conf.py` configured only by environment variables, then Debian's nginx as a
+python:relax_site.gunicorn_conf` configured only by environment variables, then Debian's nginx as a
 standalone process (its config, pid file, logs and temp files all under `workdir`), each on a
 free loopback port in its own process group, and always stops both again: SIGQUIT/SIGTERM
 first, SIGKILL for the whole group if that is not enough. Output goes to files, never pipes.
@@ -31,7 +31,7 @@ import pytest
 from tests.support.servers import LOOPBACK, REPO_ROOT, child_env, free_port, process_group_members
 
 PREFIX = "/absproxy/8080"  # the proxy's path, whatever port nginx really listens on
-GUNICORN_CONFIG = "relax_site/gunicorn.conf.py"
+GUNICORN_CONFIG = "python:relax_site.gunicorn_conf"  # importable: no checkout needed
 START_TIMEOUT = 30.0  # seconds until a server must answer
 STOP_TIMEOUT = 10.0  # seconds between the polite signal and SIGKILL
 

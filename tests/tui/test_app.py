@@ -561,6 +561,51 @@ def test_r_opens_the_first_step_of_a_run_that_had_none(data_dir) -> None:
     drive(RolloutsApp(data_dir), scenario)
 
 
+def test_r_recovers_when_an_empty_rollout_result_gets_its_train_bucket(tmp_path) -> None:
+    """Started on an empty rollout_result/ (bucket `default`), `r` once train/3.jsonl appears
+    must open it, not say "no bucket 'default'" until a restart."""
+    rollout_result = tmp_path / "save" / "rollout_result"
+    rollout_result.mkdir(parents=True)
+
+    async def scenario(app: RolloutsApp, pilot: Pilot) -> None:
+        assert "no step files yet" in view_text(app)
+        (rollout_result / "train").mkdir()
+        lines = [json.dumps(sample(i, rollout_id=3)) + "\n" for i in range(2)]
+        (rollout_result / "train" / "3.jsonl").write_text("".join(lines))
+        await press(app, pilot, "r")
+        assert "refresh failed" not in label_text(app, "#status")
+        assert app.session.bucket == "train"
+        assert step_of(app) == 3 and shown_index(app) == 0
+        assert label_text(app, "#sample-label") == "Sample 1 / 2"
+        assert option_labels(app, "#bucket") == ["train"]
+        (rollout_result / "eval").mkdir()
+        (rollout_result / "eval" / "0.jsonl").write_text(json.dumps(sample(0)) + "\n")
+        await press(app, pilot, "r")
+        assert app.session.bucket == "train" and step_of(app) == 3
+        assert option_labels(app, "#bucket") == ["train", "eval"]
+
+    drive(RolloutsApp(rollout_result), scenario)
+
+
+def test_r_on_a_data_dir_that_went_away_says_so_and_keeps_running(write_step, data_dir) -> None:
+    import shutil
+
+    write_step("train", 0, [sample(0)])
+
+    async def scenario(app: RolloutsApp, pilot: Pilot) -> None:
+        shutil.rmtree(data_dir)
+        await press(app, pilot, "r")
+        message = view_text(app) + label_text(app, "#status")
+        assert "refresh failed: the data directory 'data' is missing or cannot be read" in message
+        assert str(data_dir.parent) not in message
+        data_dir.mkdir()
+        write_step("train", 4, [sample(0), sample(1)])
+        await press(app, pilot, "r")
+        assert step_of(app) == 4
+
+    drive(RolloutsApp(data_dir), scenario)
+
+
 def test_q_quits(write_step, data_dir) -> None:
     write_step("train", 0, [sample(0)])
 

@@ -117,6 +117,20 @@ def test_bad_parameters_are_400(client, write_step, params, fragment):
     assert_error(status, data, 400, fragment)
 
 
+def test_page_size_up_to_1000_as_the_original_viewer_accepted(client, write_step):
+    write_step("train", 0, [sample(i) for i in range(1003)])
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/samples", page_size=1000)
+    assert status == 200
+    assert (data["page_size"], data["total"], data["total_pages"]) == (1000, 1003, 2)
+    assert data["positions"] == list(range(1000))
+    assert [s["sample_index"] for s in data["samples"]] == list(range(1000))
+    status, data = get(client, "/api/jsonl/train/file/0.jsonl/samples", page=2, page_size=1000)
+    assert status == 200 and data["positions"] == [1000, 1001, 1002]
+    for bad in ("1001", "0", "-1"):
+        status, data = get(client, "/api/jsonl/train/file/0.jsonl/samples", page_size=bad)
+        assert_error(status, data, 400, "page_size must be between 1 and 1000")
+
+
 def test_one_sample_by_position_with_line_number(client, write_step):
     write_step("train", 0, [sample(0), "\n", sample(1, response="")])
     status, data = get(client, "/api/jsonl/train/file/0.jsonl/sample/1")
@@ -209,6 +223,31 @@ def test_cache_clear_refuses_cross_origin_and_get(client):
     assert json.loads(refused.content)["status"] == 405
     ok = client.post(PREFIX + "/api/cache/clear", headers={"Origin": "http://testserver"})
     assert ok.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("secure", "origin", "allowed"),
+    [
+        (False, "http://testserver", True),
+        (False, "https://testserver", False),  # another origin: the scheme differs
+        (True, "https://testserver", True),
+        (True, "http://testserver", False),  # a page served over plain HTTP on the same name
+        (False, "http://testserver:8443", False),
+        (False, "null", False),
+    ],
+)
+def test_cache_clear_compares_the_origin_scheme_too(client, secure, origin, allowed):
+    response = client.post(PREFIX + "/api/cache/clear", headers={"Origin": origin}, secure=secure)
+    assert response.status_code == (200 if allowed else 403)
+
+
+def test_behind_a_tls_proxy_the_forwarded_scheme_is_the_origin_scheme(client, settings):
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # A browser always sends Host (the test client would otherwise make up "testserver:80").
+    https = {"Origin": "https://testserver", "X-Forwarded-Proto": "https", "Host": "testserver"}
+    assert client.post(PREFIX + "/api/cache/clear", headers=https).status_code == 200
+    http = {**https, "Origin": "http://testserver"}
+    assert client.post(PREFIX + "/api/cache/clear", headers=http).status_code == 403
 
 
 def test_missing_data_dir_is_503_without_the_path(client, settings, tmp_path):

@@ -76,13 +76,3 @@ def test_integer_settings_are_read_when_used(settings, data_dir):
     settings.ROLLOUTS_INDEX_PROCESSES = 1
     assert ids(settings) == []
     assert (conf.POLL_MS, conf.INDEX_PROCESSES) == (250, 1)
-
-
-def test_a_bad_number_in_the_standalone_environment_warns_and_keeps_the_default(monkeypatch):
-    from relax_site import settings as site
-
-    monkeypatch.setenv("RELAX_CACHE_ENTRIES", "many")
-    with pytest.warns(UserWarning, match="RELAX_CACHE_ENTRIES='many' is not a positive integer"):
-        assert site._env_int("RELAX_CACHE_ENTRIES", 20) == 20
-    monkeypatch.setenv("RELAX_CACHE_ENTRIES", "7")
-    assert site._env_int("RELAX_CACHE_ENTRIES", 20) == 7

@@ -208,6 +208,10 @@ def test_the_page_decorator_adds_to_vary_instead_of_replacing_it(rf):
         ("/train/99/", 404, "no step &#x27;99.jsonl&#x27;"),
         ("/valid/0/", 404, "no bucket &#x27;valid&#x27;"),
         ("/train/0/sample/9/", 404, "no sample at position 9"),
+        ("/train/abc/", 404, "no page &#x27;abc/&#x27; in bucket &#x27;train&#x27;"),
+        ("/train/0/sample/x/", 404, "no page &#x27;0/sample/x/&#x27;"),
+        ("/train/0/group/-1/", 404, "no page &#x27;0/group/-1/&#x27;"),
+        ("/train/0/stats/x/", 404, "no page &#x27;0/stats/x/&#x27;"),
     ],
 )
 def test_unknown_things_are_404_pages_with_a_message(client, write_step, path, status, message):
@@ -457,3 +461,22 @@ def test_prompt_given_as_messages_renders_as_chat_turns(client, write_step):
     assert re.findall(r'<div class="rv-turn" data-role="(\w+)">', prompt) == ["system", "user"]
     assert "Count &lt;it&gt;" in prompt
     assert '<span class="rv-special">[image]</span>' in prompt
+
+
+# -- methods ---------------------------------------------------------------------------------
+PAGES = ["/", "/train/", "/train/0/", "/train/0/sample/0/", "/train/0/stats/",
+         "/train/0/group/0/", "/train/trends/", "/runs/"]  # fmt: skip
+
+
+@pytest.mark.parametrize("method", ["post", "put", "delete", "patch"])
+@pytest.mark.parametrize("path", PAGES)
+def test_pages_answer_writes_with_405_and_allow_not_the_csrf_403(write_step, path, method):
+    """CSRF checks run before the view: left on, a POST got the 403 page instead of the 405."""
+    from django.test import Client
+
+    write_step("train", 0, [sample(0), sample(1)])
+    client = Client(enforce_csrf_checks=True)
+    response = getattr(client, method)(PREFIX + path)
+    assert response.status_code == 405, response.content[:300]
+    assert response["Allow"] == "GET, HEAD"
+    assert client.get(PREFIX + path).status_code in (200, 302, 404)

@@ -96,3 +96,33 @@ def test_single_data_dir_and_runs_side_by_side(client, settings, runs):
     assert client.get(PREFIX + "/")["Location"] == f"{PREFIX}/train/1/"
     picker = client.get(PREFIX + "/runs/").content.decode()
     assert f'href="{PREFIX}/runs/alpha/"' in picker
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/runs/alpha/api/nope", "/runs/alpha/api/jsonl/train/file/0.jsonl/nope",
+     "/runs/alpha/api/view/train/x", "/runs/nope/api/jsonl/subdirs", "/api/nope/deeper"],
+)  # fmt: skip
+def test_every_path_under_a_runs_api_answers_the_json_error_shape(client, path):
+    response = client.get(PREFIX + path)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    data = json.loads(response.content)
+    assert data["ok"] is False and data["status"] == 404 and data["message"]
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/runs/alpha/train/abc/", "no page &#x27;abc/&#x27; in bucket &#x27;train&#x27;"),
+        ("/runs/alpha/train/5/sample/x/", "no page &#x27;5/sample/x/&#x27;"),
+        ("/runs/alpha/train/5/group/x/", "no page &#x27;5/group/x/&#x27;"),
+        ("/runs/alpha/valid/abc/", "no bucket &#x27;valid&#x27;"),
+    ],
+)
+def test_non_numeric_step_or_sample_urls_get_the_viewers_error_page(client, path, message):
+    response = client.get(PREFIX + path)
+    assert response.status_code == 404
+    html = response.content.decode()
+    assert 'class="rv-error" role="alert"' in html and message in html
+    assert "Content-Security-Policy" in response

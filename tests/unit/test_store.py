@@ -355,13 +355,16 @@ def test_thousands_of_steps_list_in_numeric_order(data_dir):
     assert [s.filename for s in listed[:3]] == ["0.jsonl", "2.jsonl", "4.jsonl"]
 
 
-def test_data_dir_removed_after_opening_is_not_found(write_step, data_dir):
+def test_data_dir_removed_after_opening_is_unavailable(write_step, data_dir):
+    """Not an unknown bucket (404): the whole directory is gone, which the web answers with 503."""
     import shutil
+
+    from rollouts.store import Unavailable
 
     write_step("", 0, [sample(0)])
     catalog = Catalog(data_dir)
     shutil.rmtree(data_dir)
-    with pytest.raises(NotFound, match="cannot be listed"):
+    with pytest.raises(Unavailable, match="'data' is missing or cannot be read"):
         catalog.steps("default")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import socket
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,9 @@ from rollouts.store import Catalog, find_runs
 from rollouts.store.diskcache import DiskCache
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as the Host header spells them
+ANY_ADDRESS = ("0.0.0.0", "::")  # noqa: S104
+HOST_MIDDLEWARE = "relax_site.hosts.HostCheckMiddleware"
 
 
 def _runs_of(dirs: list[Path]) -> dict[str, Path]:
@@ -46,6 +50,21 @@ class Command(BaseCommand):
     )
     # Checks run after the flags are applied (they would warn that no data dir is set).
     requires_system_checks: tuple[str, ...] = ()
+    # The usage line's program: "relax-viewer" when run as the console script (relax_site/cli.py),
+    # which takes the flags without the word "visualize".
+    prog: str | None = None
+
+    def get_version(self) -> str:
+        try:
+            return version("relax-rollout-viewer")
+        except PackageNotFoundError:  # a checkout that was never installed
+            return "unknown (not installed)"
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        parser = super().create_parser(prog_name, subcommand, **kwargs)
+        if self.prog is not None:
+            parser.prog = self.prog
+        return parser
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -54,11 +73,21 @@ class Command(BaseCommand):
             metavar="DATA_DIR",
             help="directory of step files (several, or a folder of runs: one run each)",
         )
-        parser.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+        parser.add_argument(
+            "--port", type=int, default=8080, help="port (default 8080; 0: any free one)"
+        )
         parser.add_argument(
             "--host",
             default="127.0.0.1",
             help="address to bind (default 127.0.0.1, this machine only; 0.0.0.0 exposes it)",
+        )
+        parser.add_argument(
+            "--allowed-host",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="a host name the viewer answers to besides loopback, IP addresses and this"
+            " machine's names (repeatable; .example.com: the domain and its subdomains)",
         )
         parser.add_argument(
             "--cache-memory", type=int, default=4096, metavar="MB", help="index cache budget in MB"
@@ -98,13 +127,22 @@ class Command(BaseCommand):
                 raise CommandError(f"--mask-str is not a valid regular expression: {exc}") from None
         if options["tui"]:
             if data_dir is None:
-                raise CommandError(
-                    "the terminal UI shows one run; pass one of: "
-                    + ", ".join(str(path) for path in runs.values())
+                # The terminal UI shows one run: the first (./run demo --tui opens a demo run).
+                first, *others = runs
+                self.stdout.write(
+                    f"the terminal UI shows one run: opening {first!r}"
+                    f" (to open another, pass its directory: {', '.join(others)})"
                 )
+                data_dir = runs[first]
             self._run_tui(data_dir, options)
             return
-        self._check_port_free(options["host"], options["port"])
+        for name in options["allowed_host"]:
+            if not re.fullmatch(r"\.?[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\]", name):
+                raise CommandError(
+                    f"--allowed-host {name!r} is not a host name (no scheme, port or path)"
+                )
+        listener = self._listen(options["host"], options["port"])
+        options["port"] = listener.getsockname()[1]  # the one bound, when --port 0 asked for any
         base_path = normalize_base_path(options["base_path"])
         self._apply_settings(data_dir, runs, base_path, options)
         self.check(display_num_errors=False)
@@ -116,11 +154,7 @@ class Command(BaseCommand):
         application = WSGIHandler()
         self._print_banner(data_dir, runs, base_path, options)
         serve(
-            application,
-            host=options["host"],
-            port=options["port"],
-            workers=options["workers"],
-            threads=options["threads"],
+            application, listener=listener, workers=options["workers"], threads=options["threads"]
         )
 
     def _run_tui(self, data_dir: Path, options: dict[str, Any]) -> None:
@@ -174,15 +208,14 @@ class Command(BaseCommand):
             if options[flag] < 1:
                 raise CommandError(f"--{flag.replace('_', '-')} must be at least 1")
 
-    def _check_port_free(self, host: str, port: int) -> None:
-        """Say so in one line, instead of gunicorn retrying for five seconds and then failing."""
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                probe.bind((host, port))
-            except OSError as exc:
-                raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    def _listen(self, host: str, port: int) -> socket.socket:
+        """A port in use is one line here, instead of gunicorn retrying for five seconds."""
+        from rollouts.server import listen
+
+        try:
+            return listen(host, port)
+        except OSError as exc:
+            raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
     def _apply_settings(
         self, data_dir: Path | None, runs: dict[str, Path], base_path: str, options: dict[str, Any]
@@ -207,16 +240,30 @@ class Command(BaseCommand):
         if base_path:
             settings.FORCE_SCRIPT_NAME = base_path
             settings.STATIC_URL = f"{base_path}/static/"
-        host = options["host"]
-        if host not in LOOPBACK_HOSTS:
-            # Reached by this machine's name or address, which we cannot list in advance.
-            settings.ALLOWED_HOSTS = ["*"] if host in ("0.0.0.0", "::") else [host, "127.0.0.1"]  # noqa: S104
+        self._apply_hosts(options["host"], options["allowed_host"])
+
+    def _apply_hosts(self, host: str, allowed: list[str]) -> None:
+        """The Host names answered to (relax_site/hosts.py): loopback, RELAX_ALLOWED_HOSTS and
+        --allowed-host; the bound address; with 0.0.0.0 this machine's names and any IP address.
+        A DNS-rebinding page on another name is refused."""
+        names = [*LOOPBACK_NAMES, *getattr(settings, "RELAX_HOSTS", ()), *allowed]
+        accept_ip = host in ANY_ADDRESS
+        if accept_ip:
+            names += [socket.gethostname(), socket.getfqdn()]
+        elif host not in LOOPBACK_HOSTS:
+            names.append(f"[{host}]" if ":" in host else host)
+        names = list(dict.fromkeys(name.lower() for name in names if name))
+        settings.RELAX_HOSTS = names
+        settings.RELAX_ACCEPT_IP_HOSTS = accept_ip
+        if HOST_MIDDLEWARE not in settings.MIDDLEWARE:
+            # Another project's settings: Django's own check, which cannot take "any IP".
+            settings.ALLOWED_HOSTS = ["*"] if accept_ip else names
 
     def _print_banner(
         self, data_dir: Path | None, runs: dict[str, Path], base_path: str, options: dict[str, Any]
     ) -> None:
         host, port = options["host"], options["port"]
-        shown_host = socket.gethostname() if host in ("0.0.0.0", "::") else host  # noqa: S104
+        shown_host = socket.gethostname() if host in ANY_ADDRESS else host
         if ":" in shown_host:
             shown_host = f"[{shown_host}]"
         shown = {"data": data_dir} if data_dir is not None else runs
@@ -234,10 +281,13 @@ class Command(BaseCommand):
             else "  stats:  not kept on disk (--disk-cache off)",
         ]
         if host not in LOOPBACK_HOSTS:
-            lines.append(
+            ips = ", any IP address" if getattr(settings, "RELAX_ACCEPT_IP_HOSTS", False) else ""
+            names = ", ".join(getattr(settings, "RELAX_HOSTS", ()))
+            lines += [
                 f"  note:   listening on {host}: anyone who can reach this machine"
-                " can read the data"
-            )
+                " can read the data",
+                f"  hosts:  answers to {names}{ips} (more with --allowed-host NAME)",
+            ]
         lines.append("  Press Ctrl+C to stop.")
         self.stdout.write("\n".join(lines))
         self.stdout.flush()
