@@ -207,7 +207,7 @@ def test_a_number_python_cannot_hold_leaves_the_rest_of_the_step_alone(client, w
         # A float column holds what a float can (1e40), nothing for what it cannot (1e400).
         as_float = float(raw)
         assert columns["columns"][field][1] == (as_float if math.isfinite(as_float) else None)
-    if field == "reward" and raw.startswith("{"):  # the object reward's other component is still a column
+    if field == "reward" and raw.startswith("{"):  # the other component is still a column
         assert columns["columns"]["reward.acc"][1] is None
         assert columns["columns"]["reward.fmt"][1] == 0.5
     stats = parse(answers["/api/jsonl/train/file/3.jsonl/stats"][1])
@@ -237,9 +237,7 @@ def test_1e999_reward_is_shown_as_text_and_said_so(client, write_step):
 
 
 @pytest.mark.parametrize("field", ["metadata", "label", "reward", "response"])
-def test_arrays_nested_100000_deep_make_the_line_unreadable_not_the_step(
-    client, write_step, field
-):
+def test_arrays_nested_100000_deep_make_the_line_unreadable_not_the_step(client, write_step, field):
     hostile_step(write_step, field, DEEP)
     answers = assert_every_url_answers(client, unreadable=True)
     columns = parse(answers["/api/jsonl/train/file/3.jsonl/columns"][1])
