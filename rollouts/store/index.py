@@ -8,6 +8,7 @@ it runs once, in the background or on demand, and is extended, not redone, when 
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from array import array
@@ -17,15 +18,14 @@ from io import BufferedReader
 from pathlib import Path
 
 from .columns import Columns
-from .errors import NotFound, UnreadableLine
+from .errors import NotFound, StepChanged, UnreadableLine, unreadable
 from .files import FileIdentity
 from .jsonio import DecodedLine, LineError, decode_line
+from .lines import BLANK, is_blank, read_lines
 
 # Bytes compared before and after the last indexed newline to tell growth from a rewrite.
 FINGERPRINT_BYTES = 4096
 SCAN_CHUNK_BYTES = 512 * 1024
-READ_BLOCK_BYTES = 4 * 1024 * 1024
-_BLANK = b" \t\r\f\v"
 
 
 @dataclass(slots=True)
@@ -65,11 +65,17 @@ class StepIndex:
         self.orderings: dict[tuple, array] = {}  # see ordering.order_positions
         self.stats_memo: tuple[tuple[int, int], dict] | None = None  # see Catalog.stats
 
+    def _open(self) -> BufferedReader:
+        try:  # the store's error names the step, never the path
+            return open(self.path, "rb")
+        except OSError as exc:
+            raise unreadable(self.name, exc) from None
+
     # -- building ------------------------------------------------------------------------
     @classmethod
     def build(cls, path: Path, name: str) -> StepIndex:
         index = cls(path, name)
-        with open(path, "rb") as f:
+        with index._open() as f:
             index._scan(f, FileIdentity.of(os.fstat(f.fileno())))
         return index
 
@@ -77,15 +83,15 @@ class StepIndex:
         """This index brought up to date with the file: itself (extended) or a new one."""
         try:
             st = os.stat(self.path)
-        except FileNotFoundError:
-            raise NotFound(f"step {self.name} no longer exists") from None
+        except OSError as exc:
+            raise unreadable(self.name, exc) from None
         identity = FileIdentity.of(st)
         if identity == self.identity:
             return self
         with self.lock:
             if identity == self.identity:
                 return self
-            with open(self.path, "rb") as f:
+            with self._open() as f:
                 identity = FileIdentity.of(os.fstat(f.fileno()))
                 if self._is_growth_of_self(f, identity):
                     self._scan(f, identity)
@@ -93,6 +99,12 @@ class StepIndex:
                         self._extend_columns(f)
                     return self
         return StepIndex.build(self.path, self.name)
+
+    def check_same(self, f: BufferedReader) -> None:
+        """StepChanged unless the open file still holds the indexed bytes (perhaps grown)."""
+        identity = FileIdentity.of(os.fstat(f.fileno()))
+        if identity != self.identity and not self._is_growth_of_self(f, identity):
+            raise StepChanged(f"{self.name} changed while being read (rewritten or truncated)")
 
     def _is_growth_of_self(self, f: BufferedReader, identity: FileIdentity) -> bool:
         old = self.identity
@@ -129,10 +141,10 @@ class StepIndex:
             while True:
                 nl = find(b"\n", i, filled)
                 if nl < 0:
-                    blank_so_far = blank_so_far and _is_blank(buf, i, filled)
+                    blank_so_far = blank_so_far and is_blank(buf, i, filled)
                     break
                 line_no += 1
-                if not (blank_so_far and _is_blank(buf, i, nl)):
+                if not (blank_so_far and is_blank(buf, i, nl)):
                     starts.append(pos)
                     ends.append(base + nl)
                     lines.append(line_no)
@@ -145,7 +157,7 @@ class StepIndex:
         self.partial_tail_bytes = 0
         if size > pos:
             tail = os.pread(fd, size - pos, pos)
-            if tail.strip(_BLANK):
+            if tail.strip(BLANK):
                 try:
                     decode_line(tail)
                 except LineError:
@@ -202,7 +214,7 @@ class StepIndex:
             if self.columns is None:
                 self.columns = Columns()
             if self._columns_rows < len(self.starts):
-                with open(self.path, "rb") as f:
+                with self._open() as f:
                     self._extend_columns(f)
             return self.columns
 
@@ -210,9 +222,8 @@ class StepIndex:
         assert self.columns is not None
         columns = self.columns
         try:
-            for position, data in _read_lines(
-                f.fileno(), self, range(self._columns_rows, len(self))
-            ):
+            rows = range(self._columns_rows, len(self))
+            for position, data in read_lines(f.fileno(), self.starts, self.ends, rows):
                 try:
                     columns.append(decode_line(data))
                 except LineError as exc:
@@ -233,8 +244,9 @@ class StepIndex:
         if not 0 <= position < len(self):
             raise NotFound(f"{self.name} has no sample at position {position}")
         start, end, line = self.starts[position], self.ends[position], self.lines[position]
-        with open(self.path, "rb") as f:
+        with self._open() as f:
             data = os.pread(f.fileno(), end - start, start)
+            self.check_same(f)
         try:
             decoded = decode_line(data)
         except LineError as exc:
@@ -244,10 +256,14 @@ class StepIndex:
     def iter_readable(self) -> Iterator[tuple[int, DecodedLine, bytes]]:
         """(position, decoded, bytes) of every readable record in file order, read in blocks.
 
-        Unreadable lines are skipped: they are listed in `invalid` once the columns exist.
+        Unreadable lines are skipped (`invalid` lists them); StepChanged when the file is
+        rewritten or truncated meanwhile (growth is fine: the indexed bytes stay as they were).
         """
-        with open(self.path, "rb") as f:
-            for position, data in _read_lines(f.fileno(), self, range(len(self))):
+        with self._open() as f:
+            check = functools.partial(self.check_same, f)
+            for position, data in read_lines(
+                f.fileno(), self.starts, self.ends, range(len(self)), check
+            ):
                 try:
                     yield position, decode_line(data), data
                 except LineError:
@@ -267,30 +283,3 @@ class StepIndex:
         if self.columns is not None:
             total += self.columns.nbytes()
         return total
-
-
-def _read_lines(fd: int, index: StepIndex, positions: range) -> Iterator[tuple[int, bytes]]:
-    """(position, line bytes) for `positions`, reading runs of records with one pread each.
-
-    Small lines cost a syscall each when read one by one; a block of up to READ_BLOCK_BYTES
-    (or one record, if it is larger) is read at once instead.
-    """
-    starts, ends = index.starts, index.ends
-    position, stop = positions.start, positions.stop
-    while position < stop:
-        first, block_start = position, starts[position]
-        position += 1
-        while position < stop and ends[position] - block_start <= READ_BLOCK_BYTES:
-            position += 1
-        block = os.pread(fd, ends[position - 1] - block_start, block_start)
-        for p in range(first, position):
-            yield p, block[starts[p] - block_start : ends[p] - block_start]
-
-
-def _is_blank(chunk: bytearray, start: int, end: int) -> bool:
-    """Whether chunk[start:end] is whitespace, without copying a long line to find out."""
-    if start >= end:
-        return True
-    if chunk[start] not in _BLANK:
-        return False
-    return not chunk[start:end].strip(_BLANK)
