@@ -230,6 +230,12 @@ def _json_type(value: Any) -> str:
     return "an array"
 
 
+def without_surrogates(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD (text we parsed from a sample's own
+    text, such as a tool call's JSON, can hold `\\udcc3` escapes too)."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def finite_or_none(value: Any) -> Any:
     """The value with every NaN/Infinity replaced by None, recursively."""
     if isinstance(value, float):
@@ -248,7 +254,7 @@ def dumps_strict(value: Any) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text).encode("utf-8")
+        return without_surrogates(text).encode("utf-8")
 
 
 def line_as_json(decoded: DecodedLine, data: bytes) -> bytes:

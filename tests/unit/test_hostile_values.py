@@ -285,3 +285,17 @@ def test_the_columns_pass_survives_every_hostile_line_at_once(write_step, data_d
     assert columns.rows == len(lines) and list(index.invalid) == [len(lines) - 3]
     reward = columns.numeric["reward"]
     assert (reward[0], reward[len(lines) - 1]) == (0.0, 0.25)
+
+
+def test_a_surrogate_escape_inside_a_tool_calls_json_is_replaced_when_pretty_printed(
+    client, write_step
+):
+    # The response text itself holds `"caf\udcc3"` as JSON text: decoding the sample leaves it
+    # alone (it is a backslash and letters), but pretty-printing the tool call decodes it.
+    call = '<tool_call>\n{"name": "caf\\udcc3"}\n</tool_call>'
+    call += '<tool_call>\n{"n": ' + "9" * 5000 + "}\n</tool_call>"  # and one int() refuses
+    write_step("train", 3, [relax_line(sample(0, response=call))])
+    status, _, body = fetch(client, "/train/3/sample/0/")
+    assert status == 200 and REPLACED in body.decode()
+    twin = parse(fetch(client, "/api/view/train/3/sample/0")[2])
+    assert twin["warnings"] == []  # the sample's own text is as written
