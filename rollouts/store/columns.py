@@ -97,7 +97,12 @@ class Columns:
         if not decoded.strict:
             for key in decoded.obj:
                 self.keys.setdefault(key, None)
-            return [(k, v) for k, v in decoded.obj.items() if k not in BODY_KEYS]
+            # Infinity (or 1e999) is no usable number: missing, as in strict lines.
+            return [
+                (k, v)
+                for k, v in decoded.obj.items()
+                if k not in BODY_KEYS and not (type(v) is float and not math.isfinite(v))
+            ]
         raw = decoded.raw
         names = tuple(raw)
         plan = self._plans.get(names)

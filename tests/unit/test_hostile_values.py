@@ -299,3 +299,14 @@ def test_a_surrogate_escape_inside_a_tool_calls_json_is_replaced_when_pretty_pri
     assert status == 200 and REPLACED in body.decode()
     twin = parse(fetch(client, "/api/view/train/3/sample/0")[2])
     assert twin["warnings"] == []  # the sample's own text is as written
+
+
+@pytest.mark.parametrize("raw", ["1e999", "Infinity", "-1e999"])
+def test_an_infinite_reward_in_a_lenient_line_is_missing_too(client, write_step, raw):
+    # NaN elsewhere on the line sends it through the standard library (the lenient path).
+    hostile_step(write_step, "reward", raw, extra=[float("nan")])
+    columns = parse(fetch(client, "/api/jsonl/train/file/3.jsonl/columns")[2])
+    assert columns["columns"]["reward"] == [0.0, None, 0.0, 1.0]
+    for order in ("desc", "asc"):  # missing sorts last both ways
+        url = f"/api/jsonl/train/file/3.jsonl/samples?sort=reward&order={order}"
+        assert parse(fetch(client, url)[2])["positions"][-1] == 1
