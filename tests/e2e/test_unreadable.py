@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -119,11 +120,12 @@ def test_the_bucket_and_its_trends_go_on_without_it(served):
     assert status == 503 and MESSAGE in body.decode()
     status, _, body = request(server.url("/api/jsonl/train/trends"))
     trends = loads_strict(body)
-    for _ in range(100):  # the background pass: a few steps, a moment
-        if trends["done"]:
-            break
+    deadline = time.monotonic() + 60  # the background pass: a few steps, a moment
+    while not trends["done"] and time.monotonic() < deadline:
+        time.sleep(0.1)
         status, _, body = request(server.url("/api/jsonl/train/trends"))
         trends = loads_strict(body)
+    assert trends["done"], trends
     assert trends["failed"] == [{"name": f"{UNREADABLE_STEP}.jsonl", "error": MESSAGE}]
     assert {p["step"] for p in trends["points"]} == {1, 2, 5}
     assert str(data) not in body.decode()
