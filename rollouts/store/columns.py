@@ -97,11 +97,11 @@ class Columns:
         if not decoded.strict:
             for key in decoded.obj:
                 self.keys.setdefault(key, None)
-            # Infinity (or 1e999) is no usable number: missing, as in strict lines.
+            # Infinity (or 1e999) is no usable number: missing (NaN), as in strict lines.
             return [
-                (k, v)
+                (k, NAN if type(v) is float and math.isinf(v) else v)
                 for k, v in decoded.obj.items()
-                if k not in BODY_KEYS and not (type(v) is float and not math.isfinite(v))
+                if k not in BODY_KEYS
             ]
         raw = decoded.raw
         names = tuple(raw)
