@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from pathlib import Path
 
 import pytest
 from django.core.cache import caches
 
-from rollouts.store import Catalog, DictCache, decode_line, dumps_strict, line_as_json
+from rollouts.store import (
+    Catalog,
+    DictCache,
+    decode_line,
+    dumps_strict,
+    find_runs,
+    line_as_json,
+)
 from rollouts.store.jsonio import MAX_DEPTH, REPLACED_SURROGATES
 from tests.support.data import relax_line, sample
 from tests.support.pages import PREFIX
@@ -310,3 +318,35 @@ def test_an_infinite_reward_in_a_lenient_line_is_missing_too(client, write_step,
     for order in ("desc", "asc"):  # missing sorts last both ways
         url = f"/api/jsonl/train/file/3.jsonl/samples?sort=reward&order={order}"
         assert parse(fetch(client, url)[2])["positions"][-1] == 1
+
+
+def not_utf8(parent: Path, name: bytes) -> Path:
+    """A directory whose name is not UTF-8 (Python reads it with surrogateescape)."""
+    path = Path(os.fsdecode(os.fsencode(parent) + b"/" + name))
+    (path / "train").mkdir(parents=True)
+    (path / "train" / "3.jsonl").write_text(relax_line(sample(0)) + relax_line(sample(1)))
+    return path
+
+
+def test_a_data_dir_whose_name_is_not_utf8_breaks_no_page(client, settings, tmp_path):
+    settings.ROLLOUTS_DATA_DIR = str(not_utf8(tmp_path, b"d\xffata"))
+    for path in ("/train/3/", "/train/3/sample/1/", "/train/3/stats/", "/train/3/group/0/",
+                 "/train/trends/", "/api/view/train/3", "/api/jsonl/subdirs",
+                 "/api/jsonl/train/trends", "/api/jsonl/train/file/3.jsonl/stats"):  # fmt: skip
+        status, _, body = fetch(client, path)
+        assert status == 200, (path, body[:300])
+        body.decode("utf-8")
+    # The name as shown: its bad byte replaced.
+    assert "d\ufffdata" in fetch(client, "/train/3/")[2].decode()
+    assert parse(fetch(client, "/api/jsonl/subdirs")[2])["data_dir"] == "d\ufffdata"
+
+
+def test_a_run_whose_name_is_not_utf8_is_listed_and_served(client, settings, tmp_path):
+    not_utf8(tmp_path, b"r\xffun")
+    runs = find_runs(tmp_path)
+    assert list(runs) == ["r\ufffdun"]
+    settings.ROLLOUTS_DATA_DIR = None
+    settings.ROLLOUTS_DATA_DIRS = {name: str(path) for name, path in runs.items()}
+    status, _, body = fetch(client, "/runs/")
+    assert status == 200 and "r\ufffdun" in body.decode()
+    assert fetch(client, "/runs/r%EF%BF%BDun/train/3/sample/1/")[0] == 200
