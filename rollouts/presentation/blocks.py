@@ -13,6 +13,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from ..store.jsonio import without_surrogates
+
 BLOCK_KINDS = ("think", "tool_call", "tools", "tool_response", "answer")
 
 _TAG_RE = re.compile(r"<(/?)(" + "|".join(BLOCK_KINDS) + r")>")
@@ -127,9 +129,10 @@ def _add_text_block(blocks: list[Block], body: str, mask: re.Pattern[str] | None
 
 def _pretty_json(body: str) -> str | None:
     try:
-        return json.dumps(json.loads(body.strip()), indent=2, ensure_ascii=False)
+        pretty = json.dumps(json.loads(body.strip()), indent=2, ensure_ascii=False)
     except (ValueError, RecursionError):  # not JSON, an over-long int, absurd nesting
         return None
+    return without_surrogates(pretty)  # a "\udcc3" escape in the call's JSON: not UTF-8
 
 
 def _spans(text: str, mask: re.Pattern[str] | None) -> tuple[Span, ...]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,6 +113,7 @@ class PresentedSample:
     info: list[InfoRow]
     texts: list[Section]
     others: list[Section]
+    warnings: list[str] = field(default_factory=list)  # what was replaced to show it
 
 
 def info_rows(sample: dict[str, Any]) -> list[InfoRow]:
@@ -137,7 +139,9 @@ def _info_row(name: str, value: Any) -> InfoRow:
     return InfoRow(name, format_number(value), "number")
 
 
-def present_sample(sample: dict[str, Any], mask: re.Pattern[str] | None) -> PresentedSample:
+def present_sample(
+    sample: dict[str, Any], mask: re.Pattern[str] | None, warnings: Sequence[str] = ()
+) -> PresentedSample:
     shown = {*INFO_FIELDS, *TOKEN_COUNT_FIELDS}
     texts = [_section(name, sample[name], mask) for name in TEXT_FIELDS if name in sample]
     others = [
@@ -145,7 +149,7 @@ def present_sample(sample: dict[str, Any], mask: re.Pattern[str] | None) -> Pres
         for name, value in sample.items()
         if name not in shown and name not in TEXT_FIELDS
     ]
-    return PresentedSample(info_rows(sample), texts, others)
+    return PresentedSample(info_rows(sample), texts, others, list(warnings))
 
 
 def _section(name: str, value: Any, mask: re.Pattern[str] | None) -> Section:

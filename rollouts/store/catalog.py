@@ -20,6 +20,7 @@ from .diskcache import DiskCache
 from .errors import NotFound, StoreError, Unavailable
 from .files import STEP_FILE, StepFile
 from .index import StepIndex
+from .jsonio import without_surrogates
 from .ordering import EVERYTHING, Selection, order_positions
 from .stats import step_stats
 
@@ -54,7 +55,7 @@ def find_runs(directory: Path) -> dict[str, Path]:
     for child in sorted(root.iterdir()):
         resolved = child.resolve()
         if resolved.is_relative_to(root) and resolved.is_dir() and is_run(resolved):
-            runs[child.name] = resolved
+            runs[without_surrogates(child.name)] = resolved  # a name pages can show
     return runs
 
 
@@ -91,7 +92,9 @@ class Catalog:
         self.root = Path(data_dir).resolve(strict=True)
         if not self.root.is_dir():
             raise NotADirectoryError(f"{data_dir} is not a directory")
-        self.name = self.root.name
+        # As pages and JSON show it: a name that is not UTF-8 (read with surrogateescape)
+        # would break every page, so its bad bytes show as U+FFFD.
+        self.name = without_surrogates(self.root.name)
         self.cache: IndexCache = cache if cache is not None else DictCache()
         if disk is not None and disk.refuses(self.root):
             logger.warning("not using the disk cache: %s", disk.refuses(self.root))
@@ -182,7 +185,7 @@ class Catalog:
         scanned on a background thread. Without, the index is always complete.
         """
         path = self.step_path(bucket, filename)
-        key = "rollouts.step." + hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()
+        key = "rollouts.step." + hashlib.sha1(os.fsencode(path), usedforsecurity=False).hexdigest()
         index: StepIndex | None = self.cache.get(key)
         if index is None:
             with self._build_lock(key):  # one build per step, however many requests wait

@@ -7,6 +7,7 @@ dozen columns take well under a megabyte, whatever the size of the sample bodies
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from array import array
@@ -14,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from .jsonio import DecodedLine
+from .jsonio import VALUE_ERRORS, DecodedLine, decode_value
 
 NAN = math.nan
 
@@ -76,13 +77,18 @@ class Columns:
                     col = numeric.get(key)
                     if col is None or len(col) != row:
                         col = self._numeric_column(key)
-                    col.append(value)
+                    try:  # noqa: SIM105 (a `with suppress` costs a call per number here)
+                        col.append(value)
+                    except OverflowError:  # a 400-digit integer: no float, so missing
+                        pass
                 elif kind is str and key in CATEGORICAL_KEYS:
                     self._put_string(key, value)
                 elif kind is dict and key == "reward":
                     for part, part_value in value.items():
                         if type(part_value) in (float, int):
-                            self._numeric_column(f"reward.{part}").append(part_value)
+                            col = self._numeric_column(f"reward.{part}")
+                            with contextlib.suppress(OverflowError):  # as above
+                                col.append(part_value)
         self.labels.append(label)
         self.rows += 1
 
@@ -91,7 +97,12 @@ class Columns:
         if not decoded.strict:
             for key in decoded.obj:
                 self.keys.setdefault(key, None)
-            return [(k, v) for k, v in decoded.obj.items() if k not in BODY_KEYS]
+            # Infinity (or 1e999) is no usable number: missing (NaN), as in strict lines.
+            return [
+                (k, NAN if type(v) is float and math.isinf(v) else v)
+                for k, v in decoded.obj.items()
+                if k not in BODY_KEYS
+            ]
         raw = decoded.raw
         names = tuple(raw)
         plan = self._plans.get(names)
@@ -99,10 +110,20 @@ class Columns:
             for key in names:
                 self.keys.setdefault(key, None)
             plan = self._plans[names] = [key for key in names if key not in BODY_KEYS]
-        wanted = [k for k in plan if len(raw[k]) <= _MAX_SCALAR_BYTES or k in _ALWAYS_DECODED]
+        wanted = [k for k in plan if len(raw[k]) <= _MAX_SCALAR_BYTES]
         # One decode call per line for all its small values, instead of one per value.
-        values = _array_decoder.decode(b"[" + b",".join([raw[k] for k in wanted]) + b"]")
-        return list(zip(wanted, values, strict=True))
+        try:
+            values = _array_decoder.decode(b"[" + b",".join([raw[k] for k in wanted]) + b"]")
+        except VALUE_ERRORS:  # a number msgspec cannot hold: those values one by one
+            values = [decode_value(raw[k])[0] for k in wanted]
+        pairs = list(zip(wanted, values, strict=True))
+        # Long values of the keys always wanted (a long label) may nest deep: one by one.
+        pairs += [
+            (k, decode_value(raw[k])[0])
+            for k in plan
+            if len(raw[k]) > _MAX_SCALAR_BYTES and k in _ALWAYS_DECODED
+        ]
+        return pairs
 
     def _numeric_column(self, key: str) -> array:
         """The column for `key`, created and padded with NaN up to the current row."""

@@ -90,7 +90,7 @@ class DiskCache:
         return None
 
     def _file(self, path: Path) -> Path:
-        name = hashlib.sha1(str(path).encode(), usedforsecurity=False).hexdigest()
+        name = hashlib.sha1(os.fsencode(path), usedforsecurity=False).hexdigest()
         return self.directory / f"{name}.msgpack"
 
     def load_stats(self, path: Path, identity: FileIdentity) -> dict[str, Any] | None:

@@ -26,3 +26,27 @@ class UnreadableLine(StoreError):
         super().__init__(f"line {line} cannot be read: {reason}")
         self.line = line
         self.reason = reason
+
+
+class UnreadableFile(StoreError):
+    """A step file the server may not read (permission denied, an I/O error...).
+
+    Built by `unreadable`, so the message names the step as pages do, never its path (and
+    takes one argument, so it survives a trip through a process pool's pickling)."""
+
+
+def os_reason(exc: OSError) -> str:
+    """What went wrong, without the file name an OSError carries: "permission denied"."""
+    reason = exc.strerror or type(exc).__name__
+    return reason[:1].lower() + reason[1:]
+
+
+def unreadable(name: str, exc: OSError) -> StoreError:
+    """The store's error for an OSError on step `name` ("train/8.jsonl")."""
+    if isinstance(exc, FileNotFoundError):
+        return NotFound(f"step {name} no longer exists")
+    return UnreadableFile(f"{name} cannot be read: {os_reason(exc)}")
+
+
+class StepChanged(StoreError):
+    """The step file was rewritten or truncated while being read: what was read is stale."""

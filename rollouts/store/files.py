@@ -1,9 +1,9 @@
 """Step files by name and by identity: which names are steps, and how to tell a file changed.
 
-A step is a file named `<digits>.jsonl`; its step number is the digits, its name (as URLs and
-pages say it) the digits as written, so `007.jsonl` stays reachable as step `007`. A file's
-identity (device, inode, size, mtime) is how every cache here knows it still holds the same
-bytes: a grown, rewritten or replaced file has another identity.
+A step is a file named `<digits>.jsonl` (ASCII digits 0-9 only); its step number is the digits,
+its name (as URLs and pages say it) the digits as written, so `007.jsonl` stays reachable as
+step `007`. A file's identity (device, inode, size, mtime) is how every cache here knows it
+still holds the same bytes: a grown, rewritten or replaced file has another identity.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 
 STEP_SUFFIX = ".jsonl"
-STEP_FILE = re.compile(r"^(\d+)" + re.escape(STEP_SUFFIX) + "$")
+# ASCII digits only (`\d` takes Arabic-Indic and math digits), `\Z` (`$` takes "1.jsonl\n").
+STEP_FILE = re.compile(r"^([0-9]+)" + re.escape(STEP_SUFFIX) + r"\Z")
 
 
 def step_filename(name: str | int) -> str:

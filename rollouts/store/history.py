@@ -26,7 +26,7 @@ from typing import Any
 
 from .catalog import Catalog
 from .diskcache import DiskCache
-from .errors import StoreError
+from .errors import StoreError, unreadable
 from .files import FileIdentity, StepFile, step_name
 from .index import StepIndex
 from .reading import metrics_of
@@ -169,8 +169,17 @@ class History:
     def _fail(self, step: StepFile, exc: BaseException) -> None:
         logger.warning("could not index %s/%s: %s", self.bucket, step.filename, exc)
         identity = FileIdentity(0, 0, step.size_bytes, step.mtime_ns)
+        # Shown to clients: the store's own messages name the step; anything else (an OSError
+        # holds the absolute path) is said in words of ours.
+        if isinstance(exc, OSError):
+            exc = unreadable(f"{self.bucket}/{step.filename}", exc)
+        message = (
+            str(exc)
+            if isinstance(exc, StoreError)
+            else f"could not be indexed ({type(exc).__name__})"
+        )
         with self._lock:
-            self._failed[step.filename] = (identity, str(exc) or type(exc).__name__)
+            self._failed[step.filename] = (identity, message)
 
     def _index_shared(self, step: StepFile) -> Point:
         index = self.catalog.open_step(self.bucket, step.filename)

@@ -7,6 +7,7 @@ background or on demand, extended, not redone, when the file grows."""
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from array import array
@@ -16,14 +17,13 @@ from io import BufferedReader
 from pathlib import Path
 
 from .columns import Columns
-from .errors import NotFound, UnreadableLine
+from .errors import NotFound, StepChanged, UnreadableLine, unreadable
 from .files import FileIdentity
 from .jsonio import DecodedLine, LineError, decode_line
-from .lines import BLANK, is_blank, read_lines
+from .lines import BLANK, read_lines, scan_lines
 
 # Bytes compared before and after the last indexed newline to tell growth from a rewrite.
 FINGERPRINT_BYTES = 4096
-SCAN_CHUNK_BYTES = 512 * 1024
 # A step at least this big may be opened partly scanned (`StepIndex.build(..., records=N)`): a
 # page that shows its first sample need not wait for a cold disk to deliver the whole file.
 PARTIAL_SCAN_MIN_BYTES = 32 * 1024 * 1024
@@ -67,6 +67,12 @@ class StepIndex:
         self.orderings: dict[tuple, array] = {}  # see ordering.order_positions
         self.stats_memo: tuple[tuple[int, int], dict] | None = None  # see Catalog.stats
 
+    def _open(self) -> BufferedReader:
+        try:  # the store's error names the step, never the path
+            return open(self.path, "rb")
+        except OSError as exc:
+            raise unreadable(self.name, exc) from None
+
     # -- building ------------------------------------------------------------------------
     @classmethod
     def build(cls, path: Path, name: str, records: int | None = None) -> StepIndex:
@@ -74,7 +80,7 @@ class StepIndex:
         scanned only until more than `records` records are known: `complete` is then False
         until `finish_scan` (or a refresh that finds the file grown) scans the rest."""
         index = cls(path, name)
-        with open(path, "rb") as f:
+        with index._open() as f:
             identity = FileIdentity.of(os.fstat(f.fileno()))
             big = records is not None and identity.size >= PARTIAL_SCAN_MIN_BYTES
             index._scan(f, identity, stop_after=records if big and records is not None else -1)
@@ -87,26 +93,26 @@ class StepIndex:
         with self.lock:
             if self.complete:
                 return
-            with open(self.path, "rb") as f:
+            with self._open() as f:
                 identity = FileIdentity.of(os.fstat(f.fileno()))
                 if self._is_growth_of_self(f, identity):
                     self._scan(f, identity)
                     return
-            raise NotFound(f"step {self.name} changed while it was being indexed; reload")
+            raise StepChanged(f"{self.name} changed while it was being indexed; reload")
 
     def refresh(self) -> StepIndex:
         """This index brought up to date with the file: itself (extended) or a new one."""
         try:
             st = os.stat(self.path)
-        except FileNotFoundError:
-            raise NotFound(f"step {self.name} no longer exists") from None
+        except OSError as exc:
+            raise unreadable(self.name, exc) from None
         identity = FileIdentity.of(st)
         if identity == self.identity:
             return self
         with self.lock:
             if identity == self.identity:
                 return self
-            with open(self.path, "rb") as f:
+            with self._open() as f:
                 identity = FileIdentity.of(os.fstat(f.fileno()))
                 if self._is_growth_of_self(f, identity):
                     self._scan(f, identity)
@@ -114,6 +120,12 @@ class StepIndex:
                         self._extend_columns(f)
                     return self
         return StepIndex.build(self.path, self.name)
+
+    def check_same(self, f: BufferedReader) -> None:
+        """StepChanged unless the open file still holds the indexed bytes (perhaps grown)."""
+        identity = FileIdentity.of(os.fstat(f.fileno()))
+        if identity != self.identity and not self._is_growth_of_self(f, identity):
+            raise StepChanged(f"{self.name} changed while being read (rewritten or truncated)")
 
     def _is_growth_of_self(self, f: BufferedReader, identity: FileIdentity) -> bool:
         old = self.identity
@@ -131,40 +143,10 @@ class StepIndex:
             self._drop_last_record()
         size = identity.size
         fd = f.fileno()
-        pos = self.committed  # start of the line being scanned
-        line_no = self.committed_lines
-        starts, ends, lines = self.starts, self.ends, self.lines
-        base = pos  # file offset of buf[0]
-        # Plain reads rather than an mmap: a file truncated under an mmap (a resumed run
-        # rewriting the step) kills the process with SIGBUS; a short read is harmless. One
-        # small reused buffer stays in the CPU cache: 1 GB scans in ~0.15 s from page cache.
-        buf = bytearray(SCAN_CHUNK_BYTES)
-        find = buf.find
-        f.seek(base)
-        blank_so_far = True
-        stopped = False  # by `stop_after`, before the end of the file
-        while base < size:
-            filled = f.readinto(memoryview(buf)[: min(SCAN_CHUNK_BYTES, size - base)])
-            if not filled:
-                break
-            i = max(pos - base, 0)
-            while True:
-                nl = find(b"\n", i, filled)
-                if nl < 0:
-                    blank_so_far = blank_so_far and is_blank(buf, i, filled)
-                    break
-                line_no += 1
-                if not (blank_so_far and is_blank(buf, i, nl)):
-                    starts.append(pos)
-                    ends.append(base + nl)
-                    lines.append(line_no)
-                pos = base + nl + 1
-                i = nl + 1
-                blank_so_far = True
-            base += filled
-            if 0 <= stop_after < len(starts) and base < size:
-                stopped = True  # the rest, tail included, is for `finish_scan` or a refresh
-                break
+        pos, line_no, stopped = scan_lines(
+            f, size, self.committed, self.committed_lines, self.starts, self.ends, self.lines,
+            stop_after,
+        )  # fmt: skip
         self.committed = pos
         self.committed_lines = line_no
         self.partial_tail_bytes = 0
@@ -231,7 +213,7 @@ class StepIndex:
             if self.columns is None:
                 self.columns = Columns()
             if self._columns_rows < len(self.starts):
-                with open(self.path, "rb") as f:
+                with self._open() as f:
                     self._extend_columns(f)
             return self.columns
 
@@ -263,8 +245,9 @@ class StepIndex:
         if not 0 <= position < len(self):
             raise NotFound(f"{self.name} has no sample at position {position}")
         start, end, line = self.starts[position], self.ends[position], self.lines[position]
-        with open(self.path, "rb") as f:
+        with self._open() as f:
             data = os.pread(f.fileno(), end - start, start)
+            self.check_same(f)
         try:
             decoded = decode_line(data)
         except LineError as exc:
@@ -274,11 +257,15 @@ class StepIndex:
     def iter_readable(self) -> Iterator[tuple[int, DecodedLine, bytes]]:
         """(position, decoded, bytes) of every readable record in file order, read in blocks.
 
-        Unreadable lines are skipped: they are listed in `invalid` once the columns exist.
+        Unreadable lines are skipped (`invalid` lists them); StepChanged when the file is
+        rewritten or truncated meanwhile (growth is fine: the indexed bytes stay as they were).
         """
         self.finish_scan()
-        with open(self.path, "rb") as f:
-            for position, data in read_lines(f.fileno(), self.starts, self.ends, range(len(self))):
+        with self._open() as f:
+            check = functools.partial(self.check_same, f)
+            for position, data in read_lines(
+                f.fileno(), self.starts, self.ends, range(len(self)), check
+            ):
                 try:
                     yield position, decode_line(data), data
                 except LineError:

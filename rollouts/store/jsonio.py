@@ -1,15 +1,19 @@
 """Decoding one JSONL line, fast when it is strict JSON and lenient when it is not.
 
-The Relax writer uses Python's `json.dumps`, so a line may hold bare `NaN`/`Infinity`, and a
-file cut or corrupted on disk may hold bytes that are not UTF-8. msgspec rejects both; the
-standard library accepts the first and, after replacing bad bytes, the second. Whatever we send
-out is strict JSON: non-finite numbers become `null`.
+The Relax writer uses Python's `json.dumps`, so a line may hold bare `NaN`/`Infinity`, lone
+surrogate escapes (`"caf\\udcc3"`, text decoded with `surrogateescape`), and a file cut or
+corrupted on disk may hold bytes that are not UTF-8. msgspec rejects all three; the standard
+library accepts them, and what it returns is cleaned here so that nothing downstream ever sees a
+lone surrogate (they become U+FFFD) and the sample says what was replaced. Numbers JSON allows
+but Python cannot hold (`1e999`, a 5,000-digit integer) never raise: they become `RawText`.
+Whatever we send out is strict JSON: non-finite numbers become `null`.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +23,22 @@ import msgspec
 # array is validated and skipped but never turned into Python objects.
 _raw_object_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _value_decoder = msgspec.json.Decoder()
+# What msgspec raises for values it cannot hold (int beyond 64 bits, 1e999) or nest (depth).
+VALUE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
+# Python's int() refuses longer digit strings (sys.get_int_max_str_digits' default).
+MAX_INT_DIGITS = 4300
+# Deeper values are shown as text (lenient lines: unreadable); the parsers stop near 1,000.
+MAX_DEPTH = 128
+TEXT_CHARS = 10_000  # a value shown as its text is cut here
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACED_SURROGATES = "lone surrogate escapes (invalid Unicode) replaced with U+FFFD"
+NON_FINITE = "non-finite numbers (NaN, Infinity, 1e999) are shown as null"
+
+
+class RawText(str):
+    """A JSON value Python cannot hold as itself (a number out of float range or with more
+    digits than int() takes, nesting deeper than MAX_DEPTH), kept as its text: shown as text,
+    never a column value."""
 
 
 @dataclass(slots=True)
@@ -40,7 +60,17 @@ class DecodedLine:
     def value(self, key: str) -> Any:
         if self.strict:
             raw = self.raw.get(key)
-            return None if raw is None else _value_decoder.decode(raw)
+            if raw is None:
+                return None
+            value, replaced = decode_value(raw)
+            if replaced:
+                note = (
+                    f"{key}: numbers beyond 64 bits or float range, and nesting deeper than "
+                    f"{MAX_DEPTH} levels, are shown as written"
+                )
+                if note not in self.warnings:
+                    self.warnings.append(note)
+            return value
         return self.obj.get(key)
 
     def values(self) -> dict[str, Any]:
@@ -63,9 +93,10 @@ def decode_line(data: bytes) -> DecodedLine:
     try:
         raw = _raw_object_decoder.decode(data)
         # msgspec checks UTF-8 only in the strings it decodes, not in the values it skips.
+        # (It rejects lone surrogate escapes even in skipped values, so a strict line has none.)
         if data.isascii() or _is_utf8(data):
             return DecodedLine(strict=True, raw=raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         pass
     warnings: list[str] = []
     try:
@@ -73,17 +104,110 @@ def decode_line(data: bytes) -> DecodedLine:
     except UnicodeDecodeError as exc:
         text = data.decode("utf-8", errors="replace")
         warnings.append(f"invalid UTF-8 at byte {exc.start} replaced with U+FFFD")
+    obj = _lenient_loads(text)
+    if not isinstance(obj, dict):
+        raise LineError(f"valid JSON but not an object (it is {_json_type(obj)})")
+    # A lone surrogate only ever arrives as an escape (the UTF-8 decoder replaces encoded ones).
+    surrogates, non_finite = _clean(obj, b"\\u" in data)
+    if surrogates:
+        warnings.append(REPLACED_SURROGATES)
+    if non_finite:
+        warnings.append(NON_FINITE)
+    return DecodedLine(strict=False, obj=obj, warnings=warnings)
+
+
+def decode_value(raw: bytes | msgspec.Raw) -> tuple[Any, bool]:
+    """One value of a strict line, and whether part of it had to be kept as text.
+
+    msgspec holds 64-bit integers and finite floats only; the rare value it refuses is decoded
+    again by the standard library, with the numbers it cannot hold kept as `RawText`. A value
+    nested deeper than MAX_DEPTH is its text too (every later step would recurse that deep).
+    """
     try:
-        obj = json.loads(text)
+        value = _value_decoder.decode(raw)
+        fallback = False
+    except VALUE_ERRORS:
+        try:
+            value = json.loads(bytes(raw), parse_int=_parse_int, parse_float=_parse_float)
+        except RecursionError:
+            return _as_text(raw), True
+        fallback = True
+    if isinstance(value, dict | list):
+        text = bytes(raw)  # a copy, but a cheap one next to the decode
+        if text.count(b"[") + text.count(b"{") > MAX_DEPTH and _too_deep(value):
+            return _as_text(raw), True
+    return value, fallback
+
+
+def _as_text(raw: bytes | msgspec.Raw) -> RawText:
+    text = memoryview(raw)[: TEXT_CHARS + 1].tobytes().decode("utf-8", "replace")
+    return RawText(text if len(text) <= TEXT_CHARS else text[:TEXT_CHARS] + "\u2026")
+
+
+def _too_deep(value: dict[Any, Any] | list[Any]) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+    return False
+
+
+def _lenient_loads(text: str) -> Any:
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise LineError(f"malformed JSON at column {exc.colno}: {exc.msg}") from None
     except RecursionError:
         raise LineError("JSON nested too deeply") from None
-    if not isinstance(obj, dict):
-        raise LineError(f"valid JSON but not an object (it is {_json_type(obj)})")
-    if _has_non_finite(obj):
-        warnings.append("non-finite numbers (NaN/Infinity) are shown as null")
-    return DecodedLine(strict=False, obj=obj, warnings=warnings)
+    except ValueError:
+        pass  # an integer with more digits than int() takes: rare, so hooks only now
+    try:
+        return json.loads(text, parse_int=_parse_int)
+    except RecursionError:
+        raise LineError("JSON nested too deeply") from None
+
+
+def _parse_int(text: str) -> int | RawText:
+    return RawText(text) if len(text.lstrip("-")) > MAX_INT_DIGITS else int(text)
+
+
+def _parse_float(text: str) -> float | RawText:
+    value = float(text)
+    return value if math.isfinite(value) else RawText(text)
+
+
+def _clean(obj: dict[str, Any], surrogates: bool) -> tuple[bool, bool]:
+    """Replace lone surrogates in every string and key of `obj`, in place (when `surrogates`
+    may be there); return (any replaced, any non-finite number). Iterative: a line nested up
+    to the parser's limit must not overflow Python's stack here, and one nested deeper than
+    MAX_DEPTH is refused (re-encoding it would overflow the encoder's)."""
+    replaced = non_finite = False
+    stack: list[tuple[dict[Any, Any] | list[Any], int]] = [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise LineError(f"JSON nested deeper than {MAX_DEPTH} levels")
+        pairs = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        for key, value in pairs:
+            kind = type(value)
+            if kind is str:
+                if surrogates and _SURROGATE.search(value):
+                    node[key] = _SURROGATE.sub("\ufffd", value)
+                    replaced = True
+            elif kind is float:
+                non_finite = non_finite or not math.isfinite(value)
+            elif kind is dict or kind is list:
+                stack.append((value, depth + 1))
+        if surrogates and isinstance(node, dict) and any(_SURROGATE.search(k) for k in node):
+            items = [(_SURROGATE.sub("\ufffd", k), v) for k, v in node.items()]
+            node.clear()
+            node.update(items)
+            replaced = True
+    return replaced, non_finite
 
 
 def _is_utf8(data: bytes) -> bool:
@@ -106,14 +230,10 @@ def _json_type(value: Any) -> str:
     return "an array"
 
 
-def _has_non_finite(value: Any) -> bool:
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, dict):
-        return any(_has_non_finite(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_non_finite(v) for v in value)
-    return False
+def without_surrogates(text: str) -> str:
+    """`text` with every lone surrogate replaced by U+FFFD (text we parsed from a sample's own
+    text, such as a tool call's JSON, can hold `\\udcc3` escapes too)."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def finite_or_none(value: Any) -> Any:
@@ -128,13 +248,13 @@ def finite_or_none(value: Any) -> Any:
 
 
 def dumps_strict(value: Any) -> bytes:
-    """Strict JSON bytes: NaN/Infinity become null, lone surrogates become escapes."""
-    value = finite_or_none(value)
+    """Strict JSON bytes, the one encoder of every JSON response: NaN/Infinity become null,
+    and a lone surrogate (from a file name read with `surrogateescape`, say) U+FFFD."""
+    text = json.dumps(finite_or_none(value), ensure_ascii=False, allow_nan=False)
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError:
-        # A lone surrogate (`"\ud800"` in the file) cannot be UTF-8; escaped, it is valid JSON.
-        return json.dumps(value, ensure_ascii=True, allow_nan=False).encode("ascii")
+        return without_surrogates(text).encode("utf-8")
 
 
 def line_as_json(decoded: DecodedLine, data: bytes) -> bytes:

@@ -155,12 +155,14 @@ class RolloutsApp(App[None]):
         label.update(f"Sample {session.rank + 1} / {session.total}" if session.total else "Sample")
         pane = self._pane()
         try:
-            line, sample = session.read()
+            line, sample, warnings = session.read()
         except StoreError as exc:
             pane.show(None)
             self._show_message(str(exc))
             return
-        pane.show(present_sample(sample, session.mask), line)
+        pane.show(present_sample(sample, session.mask, warnings), line)
+        if warnings:
+            self._set_status(f"line {line}: " + "; ".join(warnings))
         self._sidebar().sync_fields(session.keys(sample), self.hidden_fields)
         self._render_view()
         self._update_title()

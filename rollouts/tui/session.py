@@ -226,8 +226,9 @@ class Session:
         rank = rank_of(self.ordering, position) if position is not None else None
         self.rank = rank if rank is not None else 0
 
-    def read(self) -> tuple[int, dict[str, Any]]:
-        """(line number, fields) of the current sample; StoreError when it cannot be read."""
+    def read(self) -> tuple[int, dict[str, Any], list[str]]:
+        """(line number, fields, warnings) of the current sample; StoreError when it cannot be
+        read. The warnings say what was replaced to show it (bad UTF-8, lone surrogates...)."""
         if self.index is None:
             raise StoreError("no step is open")
         position = self.position
@@ -235,7 +236,8 @@ class Session:
             raise StoreError(self.empty_message())
         sample = self.index.read(position)
         decoded = sample.decoded
-        return sample.line, decoded.values()
+        values = decoded.values()  # decoding may add warnings: read them after
+        return sample.line, values, decoded.warnings
 
     def empty_message(self) -> str:
         name = f"step {self.step.step}" if self.step else "this step"

@@ -32,6 +32,7 @@ SPECIAL_STYLE = "bold magenta"
 PAD_STYLE = "black on bright_blue"
 HEADING_STYLE = "bold underline"
 KEY_STYLE = "bold blue"
+WARNING_STYLE = "bold yellow"
 EMPTY = Text("(empty string)", style="dim italic")
 # Long arrays (token ids, log-probs) are shown up to here in the terminal, with the count of
 # the rest said out loud; the web viewer and the JSON API show them whole.
@@ -144,6 +145,8 @@ def _visible(name: str, hidden: Collection[str]) -> bool:
 def sample_text(presented: PresentedSample, line: int, hidden: Collection[str] = ()) -> Text:
     """Plain mode: the info fields on top, then each text and other field under a heading."""
     text = Text()
+    for warning in presented.warnings:
+        text.append(f"! {warning}\n", WARNING_STYLE)
     info = [row for row in presented.info if _visible(row.name, hidden)]
     if info:
         text.append(f"Sample Info (line {line})\n", HEADING_STYLE)
@@ -167,6 +170,8 @@ def sample_table(presented: PresentedSample, line: int, hidden: Collection[str] 
     table = Table(title=f"line {line}", show_header=True, expand=True, show_lines=True)
     table.add_column("field", style=KEY_STYLE, no_wrap=True)
     table.add_column("value", ratio=1)
+    for warning in presented.warnings:
+        table.add_row("warning", Text(warning, WARNING_STYLE))
     for row in presented.info:
         if _visible(row.name, hidden):
             table.add_row(row.name, row.display)

@@ -15,7 +15,7 @@ from django.views.decorators.csrf import csrf_exempt
 from ..conf import conf
 from ..query import int_param, selection_of
 from ..runs import get_catalog, index_cache
-from ..store import BadRequest, StepIndex, StoreError, line_as_json, step_name
+from ..store import BadRequest, StepIndex, UnreadableLine, line_as_json, step_name
 from .decorators import api, is_same_origin
 from .responses import JSON_TYPE, error_response, json_response, stream_object, with_raw
 from .samples import ordering_of
@@ -42,11 +42,13 @@ def api_steps(request: HttpRequest, bucket: str) -> HttpResponseBase:
 
 
 def _page_items(index: StepIndex, positions: list[int]) -> Iterator[bytes]:
+    """The page's samples; an unreadable line is `null` (`samples` stays aligned with
+    `positions`). The file gone, unreadable or rewritten meanwhile ends the page: see
+    `stream_object`."""
     for position in positions:
         try:
             sample = index.read(position)
-        except StoreError:
-            # The file was rewritten mid-response; keep `samples` aligned with `positions`.
+        except UnreadableLine:
             yield b"null"
             continue
         yield line_as_json(sample.decoded, sample.data)

@@ -3,6 +3,7 @@ tracebacks ever, and objects streamed item by item when they hold samples."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from http import HTTPStatus
 from typing import Any
@@ -10,6 +11,9 @@ from typing import Any
 from django.http import HttpResponse
 
 from ..store import BadRequest, NotFound, StoreError, UnreadableLine, dumps_strict
+from ..store.errors import os_reason
+
+logger = logging.getLogger("rollouts")
 
 JSON_TYPE = "application/json"
 _STATUS_OF: list[tuple[type[StoreError], HTTPStatus]] = [
@@ -47,8 +51,24 @@ def stream_object(
 
     Streamed item by item, so a page of 500 multi-MB samples or a whole 1 GB step is never
     held in memory; `tail` is called last, so it can report what the items counted.
+
+    The 200 has gone out before the first item is read, so a failure on the way (the file
+    deleted, truncated, rewritten or made unreadable meanwhile) cannot be an error status: the
+    object still closes as valid JSON, with `"complete": false` and the `error` that stopped it.
     """
     yield dumps_strict(head)[:-1] + b', "' + key.encode() + b'": ['
-    for number, item in enumerate(items):
-        yield (b", " if number else b"") + item
-    yield b"], " + dumps_strict(tail())[1:-1] + b"}"
+    error = None
+    try:
+        for number, item in enumerate(items):
+            yield (b", " if number else b"") + item
+    except StoreError as exc:
+        error = str(exc)
+    except OSError as exc:  # its str() holds the absolute path: say what happened, not where
+        error = f"{head.get('filename', 'the file')} cannot be read: {os_reason(exc)}"
+    except Exception:
+        logger.exception("unexpected error while streaming %s", head.get("filename"))
+        error = "internal error; see the server log"
+    end = {**tail(), "complete": error is None}
+    if error is not None:
+        end["error"] = error
+    yield b"], " + dumps_strict(end)[1:-1] + b"}"

@@ -229,10 +229,11 @@ def _jump(request: HttpRequest, bucket: str, step: str, wanted: str) -> HttpResp
     selection = selection_of(request)
     index = catalog.open_step(bucket, step_filename(step))
     ordering = ordering_of(catalog, index, selection)
-    try:
-        rank = int(wanted)
-    except ValueError:
-        raise BadRequest(f"sample number must be an integer, got {wanted!r}") from None
+    text = wanted.strip()
+    # ASCII digits only (int() also takes other scripts and "1_000"); 5,000 digits raise.
+    if not (text.removeprefix("-").isdigit() and text.isascii() and len(text) <= 18):
+        raise BadRequest(f"sample number must be an integer, got {wanted[:40]!r}")
+    rank = int(text)
     if not ordering:
         raise NotFound(f"step {step} has no samples to jump to")
     rank = min(max(rank, 1), len(ordering))  # typing 9999 means "the last one"

@@ -100,6 +100,7 @@ def group_page(request: HttpRequest, bucket: str, step: str, group: int) -> Http
                 "status": values.get("status"),
                 "response_length": shown.get("response_length"),
                 "response": next((s for s in presented.texts if s.name == "response"), None),
+                "warnings": sample.decoded.warnings,
             }
         )
     summary = group_summary(columns, group, rows)

@@ -198,7 +198,8 @@ def test_whole_file_is_streamed_without_invalid_lines(client, write_step):
     response = client.get(PREFIX + "/api/jsonl/train/file/0.jsonl")
     assert response.status_code == 200 and response.streaming
     data = strict_json(b"".join(response.streaming_content))
-    assert data == {"subdir": "train", "filename": "0.jsonl", "samples": records, "total": 4}
+    assert data == {"subdir": "train", "filename": "0.jsonl", "samples": records, "total": 4,
+                    "complete": True}  # fmt: skip
 
 
 def test_cache_stats_and_clear(client, write_step):

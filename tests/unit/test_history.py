@@ -127,7 +127,9 @@ def test_a_step_that_cannot_be_read_is_reported_and_the_rest_still_count(
     monkeypatch.setattr(StepIndex, "build", failing_disk)
     _, snapshot = history_of(tmp_path / "data")
     assert [p.step for p in snapshot.points] == [0, 2]
-    assert snapshot.failed == {"1.jsonl": "[Errno 5] Input/output error"} and snapshot.done
+    # Named as pages name the step, with the reason and never the OSError's path.
+    assert snapshot.failed == {"1.jsonl": "train/1.jsonl cannot be read: input/output error"}
+    assert snapshot.done
 
 
 def test_disk_cache_lets_a_new_process_skip_reading_the_steps(write_step, tmp_path):

@@ -10,8 +10,10 @@ import re
 import pytest
 from django.core.cache import caches
 
-from rollouts.store import Catalog, NotFound, Selection
+from rollouts.store import Catalog, Selection
 from rollouts.store import index as index_module
+from rollouts.store import lines as lines_module
+from rollouts.store.errors import StepChanged
 from rollouts.views import samples as sample_views
 from tests.support.data import sample
 from tests.support.pages import PREFIX, page
@@ -22,7 +24,7 @@ RECORDS = 40
 @pytest.fixture(autouse=True)
 def _small_chunks(monkeypatch, settings, data_dir):
     monkeypatch.setattr(index_module, "PARTIAL_SCAN_MIN_BYTES", 0)
-    monkeypatch.setattr(index_module, "SCAN_CHUNK_BYTES", 256)
+    monkeypatch.setattr(lines_module, "SCAN_CHUNK_BYTES", 256)
     monkeypatch.setattr(sample_views, "INLINE_COLUMNS_BYTES", 0)
     settings.ROLLOUTS_DATA_DIR = str(data_dir)
     caches["rollouts"].clear()
@@ -88,7 +90,7 @@ def test_a_partial_index_of_a_rewritten_file_says_so(write_step, data_dir, recor
     path = write_step("train", 0, records)
     index = Catalog(data_dir).open_step("train", "0.jsonl", records=0)
     path.write_text("".join(json.dumps(sample(i, reward=-1)) + "\n" for i in range(RECORDS)))
-    with pytest.raises(NotFound, match="changed while it was being indexed"):
+    with pytest.raises(StepChanged, match="changed while it was being indexed"):
         index.finish_scan()
 
 

@@ -328,11 +328,11 @@ def test_index_lives_in_the_cache_and_is_reused(write_step, data_dir):
 
 @pytest.mark.parametrize("chunk", [1, 2, 7, 64])
 def test_scan_is_exact_whatever_the_read_size(write_step, data_dir, monkeypatch, chunk):
-    import rollouts.store.index as index_module
+    import rollouts.store.lines as lines_module
 
     lines = [sample(0), "\n", "  \t \n", sample(1, response="x" * 300), "\r\n", sample(2), "   "]
     path = write_step("train", 0, lines)
-    monkeypatch.setattr(index_module, "SCAN_CHUNK_BYTES", chunk)
+    monkeypatch.setattr(lines_module, "SCAN_CHUNK_BYTES", chunk)
     _, index = open_step(data_dir, "train", "0.jsonl")
     content = path.read_bytes()
     expected, offset = [], 0
