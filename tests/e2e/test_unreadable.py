@@ -173,3 +173,31 @@ def _read_while(server: ServerProcess, path: str, change) -> bytes:
     head, _, body = bytes(received).partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200") or head.startswith(b"HTTP/1.0 200"), head[:200]
     return body
+
+
+def test_a_data_directory_the_server_may_not_list_is_503_everywhere_with_its_name():
+    """The neighbour one level up: the whole data directory unreadable after start (`chmod 0`
+    by a careless rsync, say). Pages and API answer 503 naming it, never its path; when it is
+    readable again the viewer recovers without a restart."""
+    launcher, how = require_unprivileged()
+    with shared_dir("rollouts-unlistable-") as root:
+        data = root / "run" / "rollout_result"
+        write_tree(data)
+        readable_tree(root)
+        argv = (*launcher, *VISUALIZE)
+        with run_visualize(data, "--disk-cache", "off", launcher=argv) as server:
+            assert request(server.url("/api/jsonl/train/steps"))[0] == 200, how
+            (data / "train").chmod(0)
+            data.chmod(0)
+            try:
+                for path in ("/api/jsonl/subdirs", "/api/jsonl/train/steps", "/train/1/", "/"):
+                    status, _, body = request(server.url(path))
+                    assert status == 503, (path, status, body[:300])
+                    assert str(root) not in body.decode("utf-8", "replace")
+                    assert b"rollout_result" in body, (path, body[:300])
+                    if path.startswith("/api/"):
+                        assert loads_strict(body)["ok"] is False
+            finally:
+                data.chmod(0o755)
+                (data / "train").chmod(0o755)
+            assert request(server.url("/api/jsonl/train/steps"))[0] == 200
