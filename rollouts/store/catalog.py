@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .columns import Columns
-from .diskcache import DiskCache
+from .diskcache import DiskCache, protect
 from .errors import NotFound, StoreError
 from .files import STEP_FILE, StepFile
 from .index import StepIndex
@@ -93,9 +93,9 @@ class Catalog:
             raise NotADirectoryError(f"{data_dir} is not a directory")
         self.name = self.root.name
         self.cache: IndexCache = cache if cache is not None else DictCache()
-        if disk is not None and disk.refuses(self.root):
-            logger.warning("not using the disk cache: %s", disk.refuses(self.root))
-            disk = None
+        protect(self.root)  # for every disk cache of this process, this one's or another's
+        if disk is not None and not disk.usable():
+            disk = None  # it has said why
         self.disk = disk
         self._build_locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
