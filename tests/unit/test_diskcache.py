@@ -362,3 +362,27 @@ def test_a_value_msgpack_cannot_hold_is_not_saved_and_not_an_error(client, write
     response = client.get(PREFIX + f"{STEP}/samples?sort=reward")
     assert response.status_code == 200
     assert not list(cache_dir.glob("*"))  # nothing kept, nothing half-written
+
+
+# -- what the documentation says -------------------------------------------------------------
+def test_help_and_readme_name_the_same_default_directory_and_it_is_the_real_one(monkeypatch):
+    import re
+
+    from rollouts.management.commands.visualize import Command
+    from rollouts.store.diskcache import default_directory
+    from tests.support.servers import REPO_ROOT
+
+    parser = Command().create_parser("manage.py", "visualize")
+    flag = next(a for a in parser._actions if "--disk-cache" in a.option_strings)
+    in_help = re.search(r"default: (.*)\)$", " ".join(flag.help.split())).group(1)
+    row = next(
+        line
+        for line in (REPO_ROOT / "README.md").read_text().splitlines()
+        if line.startswith("| `--disk-cache` |")
+    )
+    in_readme = row.split("|")[2].strip().replace("`", "")
+    assert in_help == in_readme
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    assert Path(in_help.split()[0]).expanduser() == default_directory()
+    monkeypatch.setenv("XDG_CACHE_HOME", "/elsewhere")
+    assert default_directory() == Path("/elsewhere", *Path(in_help.split()[0]).parts[2:])

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rollouts.conf import conf, normalize_base_path
 from rollouts.store import Catalog, find_runs
-from rollouts.store.diskcache import DiskCache
+from rollouts.store.diskcache import DEFAULT_DIRECTORY_TEXT, DiskCache
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -37,6 +37,18 @@ def _rollouts_of(run: Path) -> Path:
     """A run's data dir: its rollout_result/ when it has one (so buckets sit at the top)."""
     inner = run / "rollout_result"
     return inner if inner.is_dir() else run
+
+
+def _disk_cache_state(data_dirs: list[Path]) -> str:
+    """Where statistics are kept, as the catalogs will find it (refused is off, and why)."""
+    directory = conf.DISK_CACHE
+    if directory is None:
+        off = getattr(settings, "ROLLOUTS_DISK_CACHE", None) is not None
+        return "not kept on disk (" + ("--disk-cache off)" if off else "no home directory)")
+    why = DiskCache(directory, protected=data_dirs).problem()
+    if why is not None:
+        return f"not kept on disk: {directory} is refused, {why}"
+    return f"kept on disk in {directory}"
 
 
 class Command(BaseCommand):
@@ -78,7 +90,7 @@ class Command(BaseCommand):
             default=None,
             metavar="DIR",
             help="where per-step statistics are kept between runs ('off' for nowhere;"
-            " default: ~/.cache/relax-rollout-viewer)",
+            f" default: {DEFAULT_DIRECTORY_TEXT})",
         )
         parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
         parser.add_argument("--threads", type=int, default=8, help="threads per process")
@@ -229,9 +241,7 @@ class Command(BaseCommand):
             f"  open:   http://{shown_host}:{port}{base_path}/",
             f"  cache:  {options['cache_memory']} MB, {options['cache_entries']} step indexes;"
             f" {options['workers']} worker(s) x {options['threads']} threads",
-            f"  stats:  kept on disk in {conf.DISK_CACHE}"
-            if conf.DISK_CACHE
-            else "  stats:  not kept on disk (--disk-cache off)",
+            f"  stats:  {_disk_cache_state(list(shown.values()))}",
         ]
         if host not in LOOPBACK_HOSTS:
             lines.append(
