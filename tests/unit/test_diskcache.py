@@ -374,7 +374,9 @@ def test_help_and_readme_name_the_same_default_directory_and_it_is_the_real_one(
 
     parser = Command().create_parser("manage.py", "visualize")
     flag = next(a for a in parser._actions if "--disk-cache" in a.option_strings)
-    in_help = re.search(r"default: (.*)\)$", " ".join(flag.help.split())).group(1)
+    found = re.search(r"default: (.*)\)$", " ".join(str(flag.help).split()))
+    assert found is not None, flag.help
+    in_help = found.group(1)
     row = next(
         line
         for line in (REPO_ROOT / "README.md").read_text().splitlines()
