@@ -20,6 +20,7 @@ from .columns import Columns
 from .errors import NotFound, UnreadableLine
 from .files import FileIdentity
 from .jsonio import DecodedLine, LineError, decode_line
+from .memory import release_freed_memory
 
 # Bytes compared before and after the last indexed newline to tell growth from a rewrite.
 FINGERPRINT_BYTES = 4096
@@ -201,9 +202,11 @@ class StepIndex:
         with self.lock:
             if self.columns is None:
                 self.columns = Columns()
-            if self._columns_rows < len(self.starts):
+            first, last = self._columns_rows, len(self.starts) - 1
+            if first <= last:
                 with open(self.path, "rb") as f:
                     self._extend_columns(f)
+                release_freed_memory(self.ends[last] - self.starts[first])
             return self.columns
 
     def _extend_columns(self, f: BufferedReader) -> None:

@@ -388,3 +388,33 @@ def test_help_and_readme_name_the_same_default_directory_and_it_is_the_real_one(
     assert Path(in_help.split()[0]).expanduser() == default_directory()
     monkeypatch.setenv("XDG_CACHE_HOME", "/elsewhere")
     assert default_directory() == Path("/elsewhere", *Path(in_help.split()[0]).parts[2:])
+
+
+# -- memory kept after a big column pass (issue 12, 7.4) -------------------------------------
+def test_a_big_column_pass_gives_freed_memory_back_and_a_small_one_does_not(
+    write_step, tmp_path, monkeypatch
+):
+    from rollouts.store import memory
+
+    trims: list[int] = []
+    monkeypatch.setattr(memory, "_malloc_trim", lambda: trims.append)
+    path = write_step("train", 0, records())
+    size = path.stat().st_size
+    catalog = Catalog(tmp_path / "data")
+    catalog.columns(catalog.open_step("train", "0.jsonl"))
+    assert trims == []  # below RELEASE_AFTER_BYTES: not worth a trim
+    monkeypatch.setattr(memory, "RELEASE_AFTER_BYTES", size - 100)
+    write_step("eval", 0, records())
+    index = catalog.open_step("eval", "0.jsonl")
+    catalog.columns(index)
+    assert trims == [0]
+    grow(tmp_path / "data" / "eval" / "0.jsonl")  # the new line alone is a small pass
+    catalog.columns(catalog.open_step("eval", "0.jsonl"))
+    assert trims == [0]
+
+
+def test_without_malloc_trim_nothing_is_released(monkeypatch):
+    from rollouts.store import memory
+
+    monkeypatch.setattr(memory, "_malloc_trim", lambda: None)
+    assert memory.release_freed_memory(10**12) is False
