@@ -7,6 +7,7 @@ and endpoints of the step must then answer exactly as they did before (a bad ent
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -175,6 +176,33 @@ def test_a_damaged_entry_is_a_miss_on_every_page(client, write_step, cache_dir, 
     # Recomputed and written again: the next start reads a good entry.
     restart()
     assert read_all(client) == truth
+
+
+STATS_DAMAGE = list(DAMAGE)[list(DAMAGE).index("statistics without reward") :]
+
+
+@pytest.mark.parametrize("damage", [*STATS_DAMAGE, "invalid line past the last row"])
+def test_a_damaged_entry_is_a_miss_for_the_trends_too(
+    client, write_step, cache_dir, data_dir, damage
+):
+    """The trends read only the statistics of steps other than the newest (`load_stats`)."""
+    first = write_step("train", 0, records())
+    write_step("train", 1, records()[:5])
+
+    def trends() -> dict[str, Any]:
+        catalog = runs.catalog_of(data_dir)
+        runs.history_of(catalog, "train").wait(timeout=30)
+        response = client.get(PREFIX + "/api/jsonl/train/trends")
+        assert response.status_code == 200
+        return response.json()
+
+    truth = trends()
+    assert truth["done"] and len(truth["points"]) == 2
+    name = hashlib.sha1(str(first.resolve()).encode(), usedforsecurity=False).hexdigest()
+    entry = cache_dir / f"{name}.msgpack"  # named by the step's resolved path
+    rewrite(entry, DAMAGE[damage])
+    restart()
+    assert trends() == truth
 
 
 def test_every_statistics_step_stats_writes_are_what_the_disk_cache_accepts():
