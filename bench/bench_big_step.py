@@ -7,7 +7,9 @@ Writes a realistic step with `rollouts.demo.write_big_step` (or reuses one with 
 starts `manage.py visualize` on a free loopback port as a fresh process, and measures what a
 user waits for: the first sample, the first page, a sorted list, one sample at a time, and the
 memory the server's worker holds for the step. The original tool's way of reading a step
-(`[json.loads(l) for l in open(file)]`) runs in a child process as the baseline.
+(`[json.loads(l) for l in open(file)]`) runs in a child process as the baseline. Then restarts
+on the disk cache the first server filled: a sorted page as the first request, and again right
+after `sample/0`; the memory kept after opening and sorting the step, per GB.
 
 The file has just been written (or was read before), so it sits in the OS page cache: the
 figures are for a warm disk, which is also what a viewer following a live run sees.
