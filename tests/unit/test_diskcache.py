@@ -446,3 +446,40 @@ def test_without_malloc_trim_nothing_is_released(monkeypatch):
 
     monkeypatch.setattr(memory, "_malloc_trim", lambda: None)
     assert memory.release_freed_memory(10**12) is False
+
+
+# -- a sorted page after a restart reads the disk, never decodes (issue 12, 7.1) -------------
+@pytest.mark.parametrize("first", [None, f"{STEP}/sample/0", "/train/0/"])
+def test_a_sorted_page_after_a_restart_reads_the_columns_from_disk(
+    client, write_step, cache_dir, monkeypatch, first
+):
+    import threading
+
+    from rollouts.store import StepIndex
+    from rollouts.views import samples
+
+    # Big enough that the HTML page opens at once and decodes in the background, as 1 GB does.
+    monkeypatch.setattr(samples, "INLINE_COLUMNS_BYTES", 0)
+    write_step("train", 0, records())
+    sorted_page = f"{STEP}/samples?sort=reward&order=desc"
+    truth = client.get(PREFIX + sorted_page)
+    assert truth.status_code == 200
+    truth_body = b"".join(truth.streaming_content)
+    restart()
+    decoded: list[int] = []
+    original = StepIndex._extend_columns
+
+    def counting(self, f):
+        decoded.append(len(self))
+        return original(self, f)
+
+    monkeypatch.setattr(StepIndex, "_extend_columns", counting)
+    if first is not None:  # which starts the background column pass the sorted page meets
+        assert client.get(PREFIX + first).status_code == 200
+    response = client.get(PREFIX + sorted_page)
+    assert response.status_code == 200
+    assert b"".join(response.streaming_content) == truth_body
+    for thread in threading.enumerate():
+        if thread.name.startswith("columns "):
+            thread.join(timeout=30)
+    assert decoded == []
