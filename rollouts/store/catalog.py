@@ -20,6 +20,7 @@ from .diskcache import DiskCache, protect
 from .errors import NotFound, StoreError
 from .files import STEP_FILE, StepFile
 from .index import StepIndex
+from .memory import release_freed_memory
 from .ordering import EVERYTHING, Selection, order_positions
 from .stats import step_stats
 
@@ -175,6 +176,7 @@ class Catalog:
                 index = self.cache.get(key)
                 if index is None:
                     index = StepIndex.build(path, f"{bucket}/{filename}")
+                    release_freed_memory(index.identity.size)  # what the scan's reads left
                     # Cached before the lock is released: a thread that waited on it must find
                     # this index, not build its own.
                     index.cache_key = key

@@ -434,6 +434,7 @@ def test_a_big_column_pass_gives_freed_memory_back_and_a_small_one_does_not(
     monkeypatch.setattr(memory, "RELEASE_AFTER_BYTES", size - 100)
     write_step("eval", 0, records())
     index = catalog.open_step("eval", "0.jsonl")
+    trims.clear()  # opening scanned it (the test below): this one is about the column pass
     catalog.columns(index)
     assert trims == [0]
     grow(tmp_path / "data" / "eval" / "0.jsonl")  # the new line alone is a small pass
@@ -483,3 +484,20 @@ def test_a_sorted_page_after_a_restart_reads_the_columns_from_disk(
         if thread.name.startswith("columns "):
             thread.join(timeout=30)
     assert decoded == []
+
+
+def test_opening_a_big_step_gives_the_scan_s_freed_memory_back(write_step, tmp_path, monkeypatch):
+    from rollouts.store import memory
+
+    trims: list[int] = []
+    monkeypatch.setattr(memory, "_malloc_trim", lambda: trims.append)
+    path = write_step("train", 0, records())
+    catalog = Catalog(tmp_path / "data")
+    catalog.open_step("train", "0.jsonl")
+    assert trims == []
+    monkeypatch.setattr(memory, "RELEASE_AFTER_BYTES", path.stat().st_size)
+    write_step("train", 1, records())
+    catalog.open_step("train", "1.jsonl")
+    assert trims == [0]
+    catalog.open_step("train", "1.jsonl")  # already open: nothing scanned
+    assert trims == [0]
