@@ -17,8 +17,9 @@ from typing import Any, Protocol
 
 from .columns import Columns
 from .diskcache import DiskCache, protect
+from .diskentry import restore_index
 from .errors import NotFound, StoreError
-from .files import STEP_FILE, StepFile
+from .files import STEP_FILE, FileIdentity, StepFile
 from .index import StepIndex
 from .memory import release_freed_memory
 from .ordering import EVERYTHING, Selection, order_positions
@@ -175,6 +176,8 @@ class Catalog:
             with self._build_lock(key):  # one build per step, however many requests wait
                 index = self.cache.get(key)
                 if index is None:
+                    index = self._index_from_disk(path, f"{bucket}/{filename}")
+                if index is None:
                     index = StepIndex.build(path, f"{bucket}/{filename}")
                     release_freed_memory(index.identity.size)  # what the scan's reads left
                     # Cached before the lock is released: a thread that waited on it must find
@@ -185,6 +188,18 @@ class Catalog:
         index.cache_key = key
         self._account(index)
         return index
+
+    def _index_from_disk(self, path: Path, name: str) -> StepIndex | None:
+        """The index, columns and statistics the disk cache kept for this very file: a
+        restarted viewer then opens and sorts a 1 GB step without reading it."""
+        if self.disk is None:
+            return None
+        try:
+            identity = FileIdentity.of(os.stat(path))
+        except OSError:
+            return None
+        cached = self.disk.load(path, identity)
+        return restore_index(path, name, identity, cached) if cached is not None else None
 
     def columns(self, index: StepIndex) -> Columns:
         """The step's columns: from the disk cache, or decoded now (blocks), then kept there."""
@@ -211,7 +226,7 @@ class Catalog:
             stats = step_stats(columns, index.invalid)
             index.stats_memo = (version, stats)
             if self.disk is not None and index.columns_ready:
-                self.disk.save(index.path, index.identity, columns, index.invalid, stats)
+                self.disk.save(index, columns, stats)
         return stats
 
     def ordering(

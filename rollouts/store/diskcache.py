@@ -28,6 +28,7 @@ from typing import Any
 from .columns import Columns
 from .diskentry import CachedStep, decode_entry, decode_stats, encode_entry
 from .files import FileIdentity
+from .index import StepIndex
 
 logger = logging.getLogger("rollouts.store")
 
@@ -232,17 +233,14 @@ class DiskCache:
             return None
         return decoded
 
-    def save(
-        self,
-        path: Path,
-        identity: FileIdentity,
-        columns: Columns,
-        invalid: dict[int, str],
-        stats: dict[str, Any],
-    ) -> None:
-        """Write the entry atomically; a failure (disk full, read-only) is logged, not raised."""
+    def save(self, index: StepIndex, columns: Columns, stats: dict[str, Any]) -> None:
+        """Write the entry atomically; a failure (disk full, read-only) is logged, not raised.
+
+        The caller holds `index.lock`: the line table, the columns and `stats` are of one version.
+        """
+        path = index.path
         try:
-            blob = encode_entry(identity, columns, invalid, stats)
+            blob = encode_entry(index, columns, stats)
         except (ValueError, TypeError, OverflowError) as exc:  # e.g. a lone surrogate in a label
             logger.info("not keeping %s on disk: %s", path.name, exc)
             return

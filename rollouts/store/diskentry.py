@@ -1,7 +1,8 @@
 """The disk cache's entry format, and the checks an entry passes before anything uses it.
 
-An entry is msgpack: the step file's identity, its columns as raw array bytes, its unreadable
-lines and its statistics (`stats.step_stats`). A file that decodes is not yet an entry we can
+An entry is msgpack: the step file's identity, where its lines start and end (so a restart
+needs no newline scan), its columns as raw array bytes, its unreadable lines and its statistics
+(`stats.step_stats`). A file that decodes is not yet an entry we can
 use: a foreign or damaged one may hold columns of the wrong length, category codes past the
 end of their list or statistics of another shape, and each of those would fail a page later,
 far from here. So every entry is checked in full on load, and anything off makes it a miss.
@@ -9,25 +10,43 @@ far from here. So every entry is checked in full on load, and anything off makes
 
 from __future__ import annotations
 
-import math
+import os
 from array import array
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from .columns import CATEGORICAL_KEYS, Columns
 from .files import FileIdentity
+from .index import FINGERPRINT_BYTES, StepIndex
+from .statsshape import validate_stats
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the line table
 _NUMERIC_ITEMSIZE = array("d").itemsize
 _CODE_ITEMSIZE = array("i").itemsize
+
+
+class _Lines(msgspec.Struct, frozen=True):
+    """`StepIndex`'s line table: what its newline scan found (arrays as raw bytes)."""
+
+    starts: bytes
+    ends: bytes
+    lines: bytes
+    committed: int
+    committed_lines: int
+    tentative_tail: bool
+    partial_tail_bytes: int
+    head_fingerprint: bytes
+    tail_fingerprint: bytes
 
 
 class _Entry(msgspec.Struct, frozen=True):
     version: int
     identity: tuple[int, int, int, int]
     rows: int
+    lines: _Lines
     numeric: dict[str, bytes]
     categorical: dict[str, bytes]
     categories: dict[str, list[str]]
@@ -47,64 +66,6 @@ class _Head(msgspec.Struct, frozen=True):
     stats: msgspec.Raw
 
 
-# The shape of `stats.step_stats`'s result, key for key (tests check the two agree).
-Count = Annotated[int, msgspec.Meta(ge=0)]
-Number = float | None
-
-
-class _Strict(msgspec.Struct, forbid_unknown_fields=True):
-    pass
-
-
-class _Summary(_Strict):
-    n: Count
-    mean: Number
-    std: Number
-    min: Number
-    max: Number
-
-
-class _Lengths(_Strict):
-    n: Count
-    mean: Number
-    p50: Number
-    p90: Number
-    max: Number
-
-
-class _Groups(_Strict):
-    groups: Count
-    zero_signal_share: Number
-    success_share: Number
-    mean_std: Number
-
-
-class _Histogram(_Strict):
-    kind: Literal["values", "bins"]
-    counts: list[Count]
-    values: list[float] | None = None
-    edges: list[float] | None = None
-
-
-class _Histograms(_Strict):
-    reward: _Histogram
-    response_length: _Histogram
-
-
-class _Stats(_Strict):
-    samples: Count
-    invalid: Count
-    status: dict[str, Count]
-    truncation_rate: Number
-    reward: _Summary
-    reward_by_dataset: dict[str, _Summary]
-    reward_components: dict[str, _Summary]
-    response_length: _Lengths
-    groups: _Groups
-    histograms: _Histograms
-
-
-_stats_decoder = msgspec.msgpack.Decoder(_Stats)
 _plain_decoder = msgspec.msgpack.Decoder()
 _entry_decoder = msgspec.msgpack.Decoder(_Entry)
 _head_decoder = msgspec.msgpack.Decoder(_Head)
@@ -118,20 +79,31 @@ class CachedStep:
     columns: Columns
     invalid: dict[int, str]
     stats: dict[str, Any]
+    lines: _Lines
 
 
-def encode_entry(
-    identity: FileIdentity,
-    columns: Columns,
-    invalid: dict[int, str],
-    stats: dict[str, Any],
-) -> bytes:
-    """The entry's bytes. Raises ValueError (UnicodeEncodeError) for text msgpack cannot hold."""
+def encode_entry(index: StepIndex, columns: Columns, stats: dict[str, Any]) -> bytes:
+    """The entry's bytes. Raises ValueError (UnicodeEncodeError) for text msgpack cannot hold.
+
+    The caller holds `index.lock`, so the line table and the columns are of one file version.
+    """
+    invalid = index.invalid
     return _encoder.encode(
         {
             "version": FORMAT_VERSION,
-            "identity": identity.as_tuple(),
+            "identity": index.identity.as_tuple(),
             "rows": columns.rows,
+            "lines": {
+                "starts": index.starts.tobytes(),
+                "ends": index.ends.tobytes(),
+                "lines": index.lines.tobytes(),
+                "committed": index.committed,
+                "committed_lines": index.committed_lines,
+                "tentative_tail": index.tentative_tail,
+                "partial_tail_bytes": index.partial_tail_bytes,
+                "head_fingerprint": index.head_fingerprint,
+                "tail_fingerprint": index.tail_fingerprint,
+            },
             "numeric": {name: col.tobytes() for name, col in columns.numeric.items()},
             "categorical": {name: col.tobytes() for name, col in columns.categorical.items()},
             "categories": columns.categories,
@@ -157,7 +129,53 @@ def decode_entry(blob: bytes, identity: FileIdentity) -> CachedStep | str | None
     stats = _stats_of(entry.stats, entry.rows, entry.invalid)
     if isinstance(stats, str):
         return stats
-    return CachedStep(columns, dict(entry.invalid), stats)
+    return CachedStep(columns, dict(entry.invalid), stats, entry.lines)
+
+
+def restore_index(
+    path: Path, name: str, identity: FileIdentity, cached: CachedStep
+) -> StepIndex | None:
+    """The step's index as the newline scan would build it, from the entry's line table, with
+    the entry's columns; None when the table does not fit the file as it is now."""
+    table = cached.lines
+    starts, ends, lines = (array("q", raw) for raw in (table.starts, table.ends, table.lines))
+    rows, size, committed = cached.columns.rows, identity.size, table.committed
+    if not (len(starts) == len(ends) == len(lines) == rows and 0 <= committed <= size):
+        return None
+    if rows and not _ordered(starts, ends, lines, committed if not table.tentative_tail else size):
+        return None
+    if table.partial_tail_bytes not in (0, size - committed):
+        return None
+    head_length = min(FINGERPRINT_BYTES, committed)
+    tail_start = committed - min(FINGERPRINT_BYTES, committed)
+    try:
+        with open(path, "rb") as f:
+            head = os.pread(f.fileno(), head_length, 0)
+            tail = os.pread(f.fileno(), committed - tail_start, tail_start)
+    except OSError:
+        return None
+    if head != table.head_fingerprint or tail != table.tail_fingerprint:
+        return None  # same identity, other bytes: scan it
+    index = StepIndex(path, name)
+    index.starts, index.ends, index.lines = starts, ends, lines
+    index.committed, index.committed_lines = committed, table.committed_lines
+    index.tentative_tail, index.partial_tail_bytes = table.tentative_tail, table.partial_tail_bytes
+    index.head_fingerprint, index.tail_fingerprint = head, tail
+    index.identity, index.generation = identity, 1
+    if not index.adopt_columns(cached.columns, cached.invalid):
+        return None
+    index.stats_memo = ((index.generation, index.columns_rows), cached.stats)
+    return index
+
+
+def _ordered(starts: array, ends: array, lines: array, end_limit: int) -> bool:
+    """Each record inside the file, not empty, after the one before it, on a later line."""
+    if starts[0] < 0 or lines[0] < 1 or ends[-1] > end_limit:
+        return False
+    if any(start >= end for start, end in zip(starts, ends, strict=True)):  # never empty
+        return False
+    following = zip(ends, starts[1:], lines, lines[1:], strict=False)
+    return all(end < start and line < later for end, start, line, later in following)
 
 
 def decode_stats(blob: bytes, identity: FileIdentity) -> dict[str, Any] | str | None:
@@ -180,30 +198,6 @@ def _stats_of(raw: msgspec.Raw, rows: int, invalid: dict[int, str]) -> dict[str,
         return f"its statistics do not decode ({exc})"
     why = validate_stats(stats, rows, len(invalid))
     return why if why is not None else stats
-
-
-def validate_stats(stats: Any, rows: int, invalid: int) -> str | None:
-    """Why `stats` is not what `step_stats` makes for `rows` records, `invalid` unreadable."""
-    try:
-        checked = _stats_decoder.decode(_encoder.encode(stats))
-    except (msgspec.ValidationError, msgspec.DecodeError, TypeError) as exc:
-        return f"its statistics have another shape ({exc})"
-    if not _all_finite(stats):
-        return "its statistics hold a number that is not finite"
-    if checked.invalid != invalid or checked.samples != rows - invalid:
-        return "its statistics count other samples than its columns"
-    for name, histogram in (
-        ("reward", checked.histograms.reward),
-        ("response_length", checked.histograms.response_length),
-    ):
-        if histogram.kind == "values":
-            fits = histogram.values is not None and len(histogram.values) == len(histogram.counts)
-        else:
-            edges = histogram.edges
-            fits = edges is not None and len(edges) == len(histogram.counts) + 1
-        if not fits:
-            return f"its {name} histogram has bars without edges or values"
-    return None
 
 
 def _columns_of(entry: _Entry) -> Columns | str:
@@ -241,13 +235,3 @@ def _columns_of(entry: _Entry) -> Columns | str:
 
 def _invalid_in_range(invalid: dict[int, str], rows: int) -> bool:
     return all(0 <= position < rows for position in invalid)
-
-
-def _all_finite(value: Any) -> bool:
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(_all_finite(v) for v in value.values())
-    if isinstance(value, list):
-        return all(_all_finite(v) for v in value)
-    return True

@@ -230,7 +230,7 @@ def decode_step(
     columns = index.ensure_columns()
     stats = step_stats(columns, index.invalid)
     if disk is not None:
-        DiskCache(disk, protected).save(index.path, index.identity, columns, index.invalid, stats)
+        DiskCache(disk, protected).save(index, columns, stats)
     return index.identity, stats
 
 

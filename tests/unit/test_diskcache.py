@@ -23,8 +23,8 @@ from django.core.cache import caches
 from rollouts import runs
 from rollouts.store import Catalog
 from rollouts.store.diskcache import DiskCache
-from rollouts.store.diskentry import validate_stats
 from rollouts.store.stats import step_stats
+from rollouts.store.statsshape import validate_stats
 from tests.support.data import sample
 from tests.support.pages import PREFIX
 
@@ -103,6 +103,12 @@ def codes(values: list[int]) -> bytes:
     return array("i", values).tobytes()
 
 
+def qs(values: list[int]) -> bytes:
+    from array import array
+
+    return array("q", values).tobytes()
+
+
 def set_path(raw: dict[str, Any], path: str, value: Any) -> None:
     *parents, last = path.split(".")
     for key in parents:
@@ -143,6 +149,23 @@ DAMAGE: dict[str, Callable[[dict[str, Any]], None]] = {
     "invalid line past the last row": lambda e: e.update(invalid={e["rows"] + 5: "bad"}),
     "negative invalid line": lambda e: e.update(invalid={-1: "bad"}),
     "rows that disagree with the columns": lambda e: e.update(rows=e["rows"] + 1),
+    "line starts out of order": lambda e: e["lines"].update(
+        starts=e["lines"]["starts"][8:16] + e["lines"]["starts"][:8] + e["lines"]["starts"][16:]
+    ),
+    "a line that ends past the file": lambda e: e["lines"].update(
+        ends=e["lines"]["ends"][:-8] + qs([10**9])
+    ),
+    "a line that ends before it starts": lambda e: e["lines"].update(
+        ends=qs([0]) + e["lines"]["ends"][8:]
+    ),
+    "line numbers that go backwards": lambda e: e["lines"].update(
+        lines=qs(list(range(e["rows"], 0, -1)))
+    ),
+    "a line table one record short": lambda e: e["lines"].update(starts=e["lines"]["starts"][:-8]),
+    "a line table of other bytes (same size and time)": lambda e: e["lines"].update(
+        head_fingerprint=b"x" * len(e["lines"]["head_fingerprint"])
+    ),
+    "a committed length past the file": lambda e: e["lines"].update(committed=10**9),
     "statistics without reward": lambda e: set_path(e, "stats.reward", DELETE),
     "statistics without histograms": lambda e: set_path(e, "stats.histograms", DELETE),
     "a histogram without its counts": lambda e: set_path(
@@ -501,3 +524,58 @@ def test_opening_a_big_step_gives_the_scan_s_freed_memory_back(write_step, tmp_p
     assert trims == [0]
     catalog.open_step("train", "1.jsonl")  # already open: nothing scanned
     assert trims == [0]
+
+
+# -- the line table: a restart opens a step without scanning it -------------------------------
+TABLE = ("starts", "ends", "lines", "committed", "committed_lines", "tentative_tail",
+         "partial_tail_bytes", "head_fingerprint", "tail_fingerprint", "identity")  # fmt: skip
+
+
+def table_of(index) -> tuple:
+    return tuple(
+        bytes(v) if hasattr(v, "tobytes") else v for v in (getattr(index, n) for n in TABLE)
+    )
+
+
+@pytest.mark.parametrize(
+    "ending",
+    ["newline", "no final newline", "a half-written last line", "blank lines and CRLF"],
+)
+def test_a_restart_opens_a_step_from_its_line_table_as_a_scan_would(
+    write_step, tmp_path, monkeypatch, ending
+):
+    from rollouts.store import StepIndex
+
+    lines: list[Any] = [*records()[:3], "not json\n", *records()[3:6]]
+    if ending == "no final newline":
+        lines.append(msgspec.json.encode(sample(50)).decode())
+    elif ending == "a half-written last line":
+        lines.append('{"sample_index": 51, "rew')
+    elif ending == "blank lines and CRLF":
+        lines = ["\n", *lines[:2], "  \n\n", msgspec.json.encode(sample(52)).decode() + "\r\n"]
+    path = write_step("train", 0, lines)
+    disk = DiskCache(tmp_path / "cache")
+    first = Catalog(tmp_path / "data", disk=disk)
+    scanned = first.open_step("train", "0.jsonl")
+    stats = first.stats(scanned)
+    monkeypatch.setattr(StepIndex, "_scan", lambda *a: pytest.fail("scanned again"))
+    monkeypatch.setattr(StepIndex, "_extend_columns", lambda *a: pytest.fail("decoded again"))
+    restarted = Catalog(tmp_path / "data", disk=disk)
+    index = restarted.open_step("train", "0.jsonl")
+    assert table_of(index) == table_of(scanned)
+    assert index.columns_ready and index.invalid == scanned.invalid
+    assert restarted.stats(index) == stats
+    assert [index.read(p).data for p in range(len(index)) if p not in index.invalid] == [
+        scanned.read(p).data for p in range(len(scanned)) if p not in scanned.invalid
+    ]
+    monkeypatch.undo()
+    # A live run appends: the restored index grows like a scanned one.
+    with path.open("a") as f:
+        f.write("\n" + msgspec.json.encode(sample(60)).decode() + "\n")
+    grown = restarted.open_step("train", "0.jsonl")
+    fresh = StepIndex.build(path, "train/0.jsonl")
+    assert table_of(grown) == table_of(fresh)
+    assert (
+        restarted.stats(grown)["samples"]
+        == step_stats(fresh.ensure_columns(), fresh.invalid)["samples"]
+    )
