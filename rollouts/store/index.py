@@ -25,7 +25,7 @@ from .memory import release_freed_memory
 # Bytes compared before and after the last indexed newline to tell growth from a rewrite.
 FINGERPRINT_BYTES = 4096
 SCAN_CHUNK_BYTES = 512 * 1024
-READ_BLOCK_BYTES = 1024 * 1024  # larger is no faster, and kept resident longer: memory.py
+READ_BLOCK_BYTES = 256 * 1024  # larger is no faster, and kept resident longer: memory.py
 _BLANK = b" \t\r\f\v"
 
 
