@@ -16,6 +16,7 @@ from ..conf import conf
 from ..query import int_param, selection_of
 from ..runs import get_catalog, index_cache
 from ..store import BadRequest, StepIndex, StoreError, line_as_json, step_name
+from ..store.memory import PAGE_RELEASE_BYTES, release_freed_memory
 from .decorators import api, is_same_origin
 from .responses import JSON_TYPE, error_response, json_response, stream_object, with_raw
 
@@ -41,6 +42,7 @@ def api_steps(request: HttpRequest, bucket: str) -> HttpResponseBase:
 
 
 def _page_items(index: StepIndex, positions: list[int]) -> Iterator[bytes]:
+    sent = 0
     for position in positions:
         try:
             sample = index.read(position)
@@ -48,7 +50,9 @@ def _page_items(index: StepIndex, positions: list[int]) -> Iterator[bytes]:
             # The file was rewritten mid-response; keep `samples` aligned with `positions`.
             yield b"null"
             continue
+        sent += len(sample.data)
         yield line_as_json(sample.decoded, sample.data)
+    release_freed_memory(sent, PAGE_RELEASE_BYTES)  # a page of big samples: see store.memory
 
 
 @api("GET", "HEAD")

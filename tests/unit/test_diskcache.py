@@ -579,3 +579,27 @@ def test_a_restart_opens_a_step_from_its_line_table_as_a_scan_would(
         restarted.stats(grown)["samples"]
         == step_stats(fresh.ensure_columns(), fresh.invalid)["samples"]
     )
+
+
+def test_a_page_of_big_samples_gives_its_buffers_back_and_a_small_page_does_not(
+    client, write_step, cache_dir, monkeypatch
+):
+    from rollouts.store import memory
+
+    trims: list[int] = []
+    monkeypatch.setattr(memory, "_malloc_trim", lambda: trims.append)
+    from rollouts.views import api
+
+    def page(size: int) -> list[int]:
+        response = client.get(PREFIX + f"{STEP}/samples?page_size={size}")
+        assert response.status_code == 200
+        return json.loads(b"".join(response.streaming_content))["positions"]
+
+    path = write_step("train", 0, records())
+    assert page(8) == list(range(8))
+    assert trims == []  # 8 small samples: not worth a trim
+    monkeypatch.setattr(api, "PAGE_RELEASE_BYTES", path.stat().st_size // 2)
+    assert page(8) == list(range(8))
+    assert trims == [0]
+    assert page(2) == [0, 1]
+    assert trims == [0]
