@@ -33,10 +33,12 @@ def _malloc_trim() -> Callable[[int], int] | None:
         return None
 
 
-def release_freed_memory(bytes_read: int, at_least: int = RELEASE_AFTER_BYTES) -> bool:
-    """Return the allocator's free pages to the system after reading `bytes_read` bytes."""
+def release_freed_memory(bytes_read: int, at_least: int | None = None) -> bool:
+    """Return the allocator's free pages to the system after reading `bytes_read` bytes
+    (when they are at least `at_least`, RELEASE_AFTER_BYTES unless given)."""
     trim = _malloc_trim()
-    if trim is None or bytes_read < at_least:
+    threshold = RELEASE_AFTER_BYTES if at_least is None else at_least
+    if trim is None or bytes_read < threshold:
         return False
     trim(0)
     return True
