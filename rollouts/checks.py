@@ -7,6 +7,7 @@ One id per condition:
 - rollouts.W003  the disk cache lies inside a data directory (it is then off for that one)
 - rollouts.W004  a configured data directory is not a directory
 - rollouts.W005  an integer setting is not a positive integer (its default is used)
+- rollouts.W006  someone else could write the disk cache directory (it is then off)
 """
 
 from __future__ import annotations
@@ -49,6 +50,16 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
                     id="rollouts.W003",
                 )
             )
+    why = DiskCache(disk).untrusted() if disk is not None else None
+    if why is not None:
+        warnings.append(
+            Warning(
+                f"ROLLOUTS_DISK_CACHE {disk} is not used: {why}.",
+                hint="Entries there could be planted by someone else. Use a directory only "
+                "you can write (chmod go-w), or leave the setting unset.",
+                id="rollouts.W006",
+            )
+        )
     caches_setting: dict[str, dict[str, Any]] = getattr(settings, "CACHES", {})
     cache_settings = caches_setting.get(conf.CACHE_ALIAS, {})
     if cache_settings.get("BACKEND", "") != "rollouts.cache.ByteLimitedCache":

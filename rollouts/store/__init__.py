@@ -1,9 +1,17 @@
 """Plain-Python data layer: no Django imports here, so the terminal UI and scripts share it."""
 
-from .catalog import DEFAULT_BUCKET, Catalog, DictCache, IndexCache, find_runs
+from .catalog import DEFAULT_BUCKET, Catalog, DictCache, IndexCache
 from .columns import CATEGORICAL_KEYS, Columns
 from .errors import BadRequest, NotFound, StoreError, Unavailable, UnreadableLine
-from .files import STEP_FILE, FileIdentity, StepFile, step_filename, step_name
+from .files import (
+    STEP_FILE,
+    FileIdentity,
+    StepFile,
+    find_runs,
+    runs_of,
+    step_filename,
+    step_name,
+)
 from .index import Sample, StepIndex
 from .jsonio import decode_line, dumps_strict, finite_or_none, line_as_json
 from .ordering import EVERYTHING, Selection, ValueRange, order_positions, rank_of
@@ -35,6 +43,7 @@ __all__ = [
     "line_as_json",
     "order_positions",
     "rank_of",
+    "runs_of",
     "step_filename",
     "step_name",
 ]

@@ -16,47 +16,19 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .columns import Columns
-from .diskcache import DiskCache
+from .diskcache import DiskCache, protect
+from .diskentry import restore_index
 from .errors import NotFound, StoreError, Unavailable
-from .files import STEP_FILE, StepFile
+from .files import KNOWN_BUCKETS, STEP_FILE, FileIdentity, StepFile
 from .index import StepIndex
 from .jsonio import without_surrogates
+from .memory import release_freed_memory
 from .ordering import EVERYTHING, Selection, order_positions
 from .stats import step_stats
 
 logger = logging.getLogger("rollouts.store")
 
-KNOWN_BUCKETS = ("train", "eval")
 DEFAULT_BUCKET = "default"
-
-
-def is_run(directory: Path) -> bool:
-    """Whether `directory` holds rollouts: a rollout_result/, train/ or eval/, or step files."""
-    try:
-        entries = list(os.scandir(directory))
-    except OSError:
-        return False
-    names = {e.name for e in entries if e.is_dir()}
-    if names & {"rollout_result", *KNOWN_BUCKETS}:
-        return True
-    return any(STEP_FILE.match(e.name) for e in entries)
-
-
-def find_runs(directory: Path) -> dict[str, Path]:
-    """The runs inside `directory` by name, when it is a folder of runs rather than a run.
-
-    A run is a sub-directory that `is_run` (symlinks leading out of `directory` are left out).
-    Empty when `directory` is itself a run or holds none.
-    """
-    root = Path(directory).resolve()
-    if is_run(root):
-        return {}
-    runs = {}
-    for child in sorted(root.iterdir()):
-        resolved = child.resolve()
-        if resolved.is_relative_to(root) and resolved.is_dir() and is_run(resolved):
-            runs[without_surrogates(child.name)] = resolved  # a name pages can show
-    return runs
 
 
 class IndexCache(Protocol):
@@ -96,9 +68,9 @@ class Catalog:
         # would break every page, so its bad bytes show as U+FFFD.
         self.name = without_surrogates(self.root.name)
         self.cache: IndexCache = cache if cache is not None else DictCache()
-        if disk is not None and disk.refuses(self.root):
-            logger.warning("not using the disk cache: %s", disk.refuses(self.root))
-            disk = None
+        protect(self.root)  # for every disk cache of this process, this one's or another's
+        if disk is not None and not disk.usable():
+            disk = None  # it has said why
         self.disk = disk
         self._build_locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
@@ -191,7 +163,12 @@ class Catalog:
             with self._build_lock(key):  # one build per step, however many requests wait
                 index = self.cache.get(key)
                 if index is None:
-                    index = StepIndex.build(path, f"{bucket}/{filename}", records)
+                    name = f"{bucket}/{filename}"
+                    index = self._index_from_disk(path, name)
+                    if index is None:
+                        index = StepIndex.build(path, name, records)
+                        if index.complete:
+                            release_freed_memory(index.identity.size)  # the scan's reads
                     # Cached before the lock is released: a thread that waited on it must find
                     # this index, not build its own.
                     index.cache_key = key
@@ -212,9 +189,22 @@ class Catalog:
             except (OSError, StoreError):  # changed or gone: the next request says so
                 logger.warning("indexing %s failed", index.name, exc_info=True)
             else:
+                release_freed_memory(index.identity.size)  # what the scan's reads left
                 self._account(index)
 
         threading.Thread(target=finish, name=f"scan {index.name}", daemon=True).start()
+
+    def _index_from_disk(self, path: Path, name: str) -> StepIndex | None:
+        """The index, columns and statistics the disk cache kept for this very file: a
+        restarted viewer then opens and sorts a 1 GB step without reading it."""
+        if self.disk is None:
+            return None
+        try:
+            identity = FileIdentity.of(os.stat(path))
+        except OSError:
+            return None
+        cached = self.disk.load(path, identity)
+        return restore_index(path, name, identity, cached) if cached is not None else None
 
     def columns(self, index: StepIndex) -> Columns:
         """The step's columns: from the disk cache, or decoded now (blocks), then kept there."""
@@ -241,7 +231,7 @@ class Catalog:
             stats = step_stats(columns, index.invalid)
             index.stats_memo = (version, stats)
             if self.disk is not None and index.columns_ready:
-                self.disk.save(index.path, index.identity, columns, index.invalid, stats)
+                self.disk.save(index, columns, stats)
         return stats
 
     def ordering(

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import Catalog
-from .diskcache import DiskCache
+from .diskcache import DiskCache, served_roots
 from .errors import StoreError, unreadable
 from .files import FileIdentity, StepFile, step_name
 from .index import StepIndex
@@ -204,12 +204,13 @@ class History:
             except StoreError as exc:
                 self._fail(step, exc)
         disk = str(self.catalog.disk.directory) if self.catalog.disk is not None else None
+        roots = served_roots()  # a pool process must not write into them either
         processes = self.processes
         if len(paths) >= POOL_MIN_STEPS and processes > 1:
             try:
                 with ProcessPoolExecutor(processes, mp_context=_spawn) as pool:
                     futures = {
-                        pool.submit(decode_step, str(p), f"{self.bucket}/{s.filename}", disk): s
+                        pool.submit(decode_step, str(p), self._name(s), disk, roots): s
                         for s, p in paths
                     }
                     for future in as_completed(futures):
@@ -223,7 +224,10 @@ class History:
             self._attempt(step, partial(self._decode_here, path=path, disk=disk))
 
     def _decode_here(self, step: StepFile, path: Path, disk: str | None) -> Point:
-        return _point(step, *decode_step(str(path), f"{self.bucket}/{step.filename}", disk))
+        return _point(step, *decode_step(str(path), self._name(step), disk, served_roots()))
+
+    def _name(self, step: StepFile) -> str:
+        return f"{self.bucket}/{step.filename}"
 
     def _take(self, step: StepFile, future: Future) -> None:
         exc = future.exception()
@@ -236,8 +240,11 @@ class History:
         self._store(step, _point(step, identity, stats))
 
 
-def decode_step(path: str, name: str, disk: str | None) -> tuple[FileIdentity, dict[str, Any]]:
-    """A step's identity and statistics from its file, saved to the disk cache on the way.
+def decode_step(
+    path: str, name: str, disk: str | None, protected: tuple[str, ...] = ()
+) -> tuple[FileIdentity, dict[str, Any]]:
+    """A step's identity and statistics from its file, saved to the disk cache on the way
+    (never inside a `protected` data directory).
 
     Runs in a pool process: plain arguments, a private index, nothing shared.
     """
@@ -245,7 +252,7 @@ def decode_step(path: str, name: str, disk: str | None) -> tuple[FileIdentity, d
     columns = index.ensure_columns()
     stats = step_stats(columns, index.invalid)
     if disk is not None:
-        DiskCache(disk).save(index.path, index.identity, columns, index.invalid, stats)
+        DiskCache(disk, protected).save(index, columns, stats)
     return index.identity, stats
 
 

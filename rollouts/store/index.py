@@ -21,6 +21,7 @@ from .errors import NotFound, StepChanged, UnreadableLine, unreadable
 from .files import FileIdentity
 from .jsonio import DecodedLine, LineError, decode_line
 from .lines import BLANK, read_lines, scan_lines
+from .memory import release_freed_memory
 
 # Bytes compared before and after the last indexed newline to tell growth from a rewrite.
 FINGERPRINT_BYTES = 4096
@@ -212,9 +213,11 @@ class StepIndex:
             self.finish_scan()
             if self.columns is None:
                 self.columns = Columns()
-            if self._columns_rows < len(self.starts):
+            first, last = self._columns_rows, len(self.starts) - 1
+            if first <= last:
                 with self._open() as f:
                     self._extend_columns(f)
+                release_freed_memory(self.ends[last] - self.starts[first])
             return self.columns
 
     def _extend_columns(self, f: BufferedReader) -> None:

@@ -9,7 +9,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from io import BufferedReader
 
-READ_BLOCK_BYTES = 4 * 1024 * 1024
+READ_BLOCK_BYTES = 256 * 1024  # larger is no faster, and kept resident longer: memory.py
 SCAN_CHUNK_BYTES = 512 * 1024
 BLANK = b" \t\r\f\v"
 

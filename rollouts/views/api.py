@@ -16,6 +16,7 @@ from ..conf import conf
 from ..query import int_param, selection_of
 from ..runs import get_catalog, index_cache
 from ..store import BadRequest, StepIndex, UnreadableLine, line_as_json, step_name
+from ..store.memory import PAGE_RELEASE_BYTES, release_freed_memory
 from .decorators import api, is_same_origin
 from .responses import JSON_TYPE, error_response, json_response, stream_object, with_raw
 from .samples import ordering_of
@@ -45,13 +46,16 @@ def _page_items(index: StepIndex, positions: list[int]) -> Iterator[bytes]:
     """The page's samples; an unreadable line is `null` (`samples` stays aligned with
     `positions`). The file gone, unreadable or rewritten meanwhile ends the page: see
     `stream_object`."""
+    sent = 0
     for position in positions:
         try:
             sample = index.read(position)
         except UnreadableLine:
             yield b"null"
             continue
+        sent += len(sample.data)
         yield line_as_json(sample.decoded, sample.data)
+    release_freed_memory(sent, PAGE_RELEASE_BYTES)  # a page of big samples: see store.memory
 
 
 @api("GET", "HEAD")

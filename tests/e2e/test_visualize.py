@@ -971,6 +971,38 @@ def test_disk_cache_off_writes_nothing_and_inside_the_data_dir_is_refused(tmp_pa
     assert "inside DATA_DIR" in result.stderr and not (data / "cache").exists()
 
 
+def banner_stats_line(server: ServerProcess) -> str:
+    return next(line for line in server.stdout().splitlines() if "stats:" in line)
+
+
+def test_the_banner_says_the_disk_cache_is_off_when_it_is_refused(tmp_path: Path) -> None:
+    """Refused by the environment's setting (not the flag, which stops with an error)."""
+    data = write_demo(tmp_path / "run", train_steps=2, samples_per_step=4)
+    shared = tmp_path / "shared-cache"
+    shared.mkdir()
+    shared.chmod(0o777)
+    (data / "cache").mkdir()
+    before = tree_state(data)
+    cases = {
+        str(shared): "writable by group or others",
+        str(data / "cache"): "inside a data directory",
+    }
+    for directory, why in cases.items():
+        with run_visualize(data, env={"RELAX_DISK_CACHE": directory}) as server:
+            line = banner_stats_line(server)
+            assert "not kept on disk" in line and why in line and directory in line
+            assert wait_for_trends(server)["done"]
+        warnings = [w for w in server.stderr().splitlines() if "not using the disk cache" in w]
+        assert len(warnings) <= 1 and all(why in w for w in warnings)
+        assert list(Path(directory).iterdir()) == []
+    assert tree_state(data) == before
+    private = tmp_path / "private"
+    with run_visualize(data, env={"RELAX_DISK_CACHE": str(private)}) as server:
+        assert banner_stats_line(server).endswith(f"kept on disk in {private}")
+        assert wait_for_trends(server)["done"]
+    assert len(list(private.glob("*.msgpack"))) == 2
+
+
 @pytest.mark.parametrize("path", ["/train/3/", "/api/jsonl/subdirs", "/static/rollouts/viewer.js"])
 def test_security_headers_of_the_standalone_server(demo: ServerProcess, path: str) -> None:
     status, headers, _ = request(demo.url(path), headers={"Origin": "http://evil.example"})

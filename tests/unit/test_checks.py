@@ -56,6 +56,20 @@ def test_a_disk_cache_inside_a_data_dir_warns(settings, data_dir, tmp_path):
     assert ids(settings) == []
 
 
+def test_a_disk_cache_others_can_write_warns(settings, data_dir, tmp_path):
+    settings.ROLLOUTS_DATA_DIR = str(data_dir)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    settings.ROLLOUTS_DISK_CACHE = str(shared)
+    assert ids(settings) == []
+    shared.chmod(0o777)
+    warnings = check_settings()
+    assert [w.id for w in warnings] == ["rollouts.W006"]
+    assert "writable by group or others" in warnings[0].msg
+    settings.ROLLOUTS_DISK_CACHE = str(shared / "not-yet")  # made private on first write
+    assert [w.id for w in check_settings()] == ["rollouts.W006"]  # but its parent is open
+
+
 @pytest.mark.parametrize("raw", ["fast", "0", "-2", "1.5", 0, True, [3]])
 def test_an_integer_setting_that_is_not_a_positive_integer_warns_and_keeps_its_default(
     settings, data_dir, raw

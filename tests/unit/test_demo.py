@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from rollouts import demo
-from rollouts.store import Catalog, reading
-from rollouts.store.catalog import find_runs
+from rollouts.store import Catalog, find_runs, reading
 from rollouts.store.stats import step_stats
 
 STEPS, EVAL_EVERY, SAMPLES, GROUP = 12, 4, 64, 8  # the write_demo defaults

@@ -13,8 +13,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rollouts.conf import conf, normalize_base_path
-from rollouts.store import Catalog, find_runs
-from rollouts.store.diskcache import DiskCache
+from rollouts.store import Catalog, runs_of
+from rollouts.store.diskcache import DEFAULT_DIRECTORY_TEXT, DiskCache
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as the Host header spells them
@@ -22,25 +22,16 @@ ANY_ADDRESS = ("0.0.0.0", "::")  # noqa: S104
 HOST_MIDDLEWARE = "relax_site.hosts.HostCheckMiddleware"
 
 
-def _runs_of(dirs: list[Path]) -> dict[str, Path]:
-    """Several DATA_DIRs are runs named by their folders; one folder may hold several runs."""
-    if len(dirs) == 1:
-        return {name: _rollouts_of(path) for name, path in find_runs(dirs[0]).items()}
-    runs: dict[str, Path] = {}
-    for path in dirs:
-        # The save dir's name is the run's, not "rollout_result"'s.
-        name = path.parent.name if path.name == "rollout_result" else path.name
-        unique, n = name, 2
-        while unique in runs:
-            unique, n = f"{name}-{n}", n + 1
-        runs[unique] = path
-    return runs
-
-
-def _rollouts_of(run: Path) -> Path:
-    """A run's data dir: its rollout_result/ when it has one (so buckets sit at the top)."""
-    inner = run / "rollout_result"
-    return inner if inner.is_dir() else run
+def _disk_cache_state(data_dirs: list[Path]) -> str:
+    """Where statistics are kept, as the catalogs will find it (refused is off, and why)."""
+    directory = conf.DISK_CACHE
+    if directory is None:
+        off = getattr(settings, "ROLLOUTS_DISK_CACHE", None) is not None
+        return "not kept on disk (" + ("--disk-cache off)" if off else "no home directory)")
+    why = DiskCache(directory, protected=data_dirs).problem()
+    if why is not None:
+        return f"not kept on disk: {directory} is refused, {why}"
+    return f"kept on disk in {directory}"
 
 
 class Command(BaseCommand):
@@ -107,14 +98,14 @@ class Command(BaseCommand):
             default=None,
             metavar="DIR",
             help="where per-step statistics are kept between runs ('off' for nowhere;"
-            " default: ~/.cache/relax-rollout-viewer)",
+            f" default: {DEFAULT_DIRECTORY_TEXT})",
         )
         parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
         parser.add_argument("--threads", type=int, default=8, help="threads per process")
 
     def handle(self, *args: Any, **options: Any) -> None:
         dirs = [self._check_data_dir(raw) for raw in options["data_dirs"]]
-        runs = _runs_of(dirs)
+        runs = runs_of(dirs)
         data_dir = None if runs else dirs[0]
         self._check_numbers(options)
         for directory in dirs:
@@ -276,9 +267,7 @@ class Command(BaseCommand):
             f"  open:   http://{shown_host}:{port}{base_path}/",
             f"  cache:  {options['cache_memory']} MB, {options['cache_entries']} step indexes;"
             f" {options['workers']} worker(s) x {options['threads']} threads",
-            f"  stats:  kept on disk in {conf.DISK_CACHE}"
-            if conf.DISK_CACHE
-            else "  stats:  not kept on disk (--disk-cache off)",
+            f"  stats:  {_disk_cache_state(list(shown.values()))}",
         ]
         if host not in LOOPBACK_HOSTS:
             ips = ", any IP address" if getattr(settings, "RELAX_ACCEPT_IP_HOSTS", False) else ""
