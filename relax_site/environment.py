@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+MIN_POLL_MS = 100  # as rollouts.conf.MIN_POLL_MS (this module imports nothing of the app)
 DEFAULT_CACHE_MEMORY_MB = 4096
 DEFAULT_CACHE_ENTRIES = 20
 # A host name or IP as ALLOWED_HOSTS takes it: `name`, `.domain` (and its subdomains), `*`, an
@@ -62,13 +63,13 @@ def read_environment(environ: Mapping[str, str] | None = None) -> Environment:
         value = env.get(name)
         return value if value else None
 
-    def positive(name: str, unit: str, default: int | None) -> int | None:
+    def positive(name: str, unit: str, default: int | None, least: int = 1) -> int | None:
         raw = env.get(name, "").strip()
         if not raw:
             return default
-        if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
+        if not raw.isascii() or not raw.isdigit() or int(raw) < least:
             shown = f" (default {default})" if default is not None else ""
-            raise BadVariable(name, raw, f"a whole number of {unit}, at least 1{shown}")
+            raise BadVariable(name, raw, f"a whole number of {unit}, at least {least}{shown}")
         return int(raw)
 
     return Environment(
@@ -80,7 +81,7 @@ def read_environment(environ: Mapping[str, str] | None = None) -> Environment:
         cache_entries=positive("RELAX_CACHE_ENTRIES", "step indexes", DEFAULT_CACHE_ENTRIES) or 1,
         mask_str=_regex("RELAX_MASK_STR", env.get("RELAX_MASK_STR")),
         disk_cache=_disk_cache(env.get("RELAX_DISK_CACHE")),
-        poll_ms=positive("RELAX_POLL_MS", "milliseconds", None),
+        poll_ms=positive("RELAX_POLL_MS", "milliseconds", None, MIN_POLL_MS),
         index_processes=positive("RELAX_INDEX_PROCESSES", "processes", None),
         secret_key=text("RELAX_SECRET_KEY"),
         debug=_flag("RELAX_DEBUG", env.get("RELAX_DEBUG", "")),

@@ -6,7 +6,7 @@ One id per condition:
 - rollouts.W002  the cache alias is not a ByteLimitedCache
 - rollouts.W003  the disk cache lies inside a data directory (it is then off for that one)
 - rollouts.W004  a configured data directory is not a directory
-- rollouts.W005  an integer setting is not a positive integer (its default is used)
+- rollouts.W005  an integer setting is not an integer or below its least (its default is used)
 - rollouts.W006  someone else could write the disk cache directory (it is then off)
 """
 
@@ -70,12 +70,13 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
                 id="rollouts.W002",
             )
         )
-    for name in INTEGER_SETTINGS:
+    for name, minimum in INTEGER_SETTINGS.items():
         raw = getattr(settings, name, None)
-        if raw is not None and raw != "" and parse_positive_int(raw) is None:
+        if raw is not None and raw != "" and parse_positive_int(raw, minimum) is None:
             warnings.append(
                 Warning(
-                    f"{name} must be a positive integer, got {raw!r}; using its default.",
+                    f"{name} must be an integer of at least {minimum}, got {raw!r}; using its"
+                    " default.",
                     id="rollouts.W005",
                 )
             )

@@ -35,25 +35,33 @@ def _allow_all(request: Any) -> bool:
 
 
 def _positive_int(name: str, default: int) -> int:
-    """The setting as an integer >= 1; unset or unusable: `default` (`checks.py` says which)."""
-    value = parse_positive_int(getattr(settings, name, None))
+    """The setting as an integer >= its minimum; unset or unusable: `default` (`checks.py` says
+    which)."""
+    value = parse_positive_int(getattr(settings, name, None), INTEGER_SETTINGS[name])
     return default if value is None else value
 
 
-def parse_positive_int(raw: object) -> int | None:
-    """`raw` (an int, or digits from the environment) as an integer >= 1; None when it is not."""
+def parse_positive_int(raw: object, minimum: int = 1) -> int | None:
+    """`raw` (an int, or digits from the environment) as an integer >= `minimum`; else None."""
     if isinstance(raw, bool) or not isinstance(raw, int | str):
         return None
     try:
         value = int(raw)
     except ValueError:
         return None
-    return value if value >= 1 else None
+    return value if value >= minimum else None
 
 
 # Integer settings: a bad value falls back to the setting's default, and system check W005 says
 # so at start-up, instead of breaking an import or a request.
-INTEGER_SETTINGS = ("ROLLOUTS_POLL_MS", "ROLLOUTS_INDEX_PROCESSES", "ROLLOUTS_MAX_PAGE_SIZE")
+# By name, the least each takes: a page polling more often than ten times a second would load
+# the server for nothing a person could see.
+MIN_POLL_MS = 100
+INTEGER_SETTINGS = {
+    "ROLLOUTS_POLL_MS": MIN_POLL_MS,
+    "ROLLOUTS_INDEX_PROCESSES": 1,
+    "ROLLOUTS_MAX_PAGE_SIZE": 1,
+}
 
 
 class RolloutsSettings:

@@ -84,6 +84,17 @@ def test_an_integer_setting_that_is_not_a_positive_integer_warns_and_keeps_its_d
     assert defaults == (conf.POLL_MS, conf.INDEX_PROCESSES)
 
 
+def test_a_poll_interval_below_its_least_warns_and_keeps_its_default(settings, data_dir):
+    settings.ROLLOUTS_DATA_DIR = str(data_dir)
+    settings.ROLLOUTS_POLL_MS = 1  # a page would ask a thousand times a second
+    warnings = check_settings()
+    assert [w.id for w in warnings] == ["rollouts.W005"]
+    assert "ROLLOUTS_POLL_MS must be an integer of at least 100, got 1" in warnings[0].msg
+    assert conf.POLL_MS == DEFAULT_POLL_MS
+    settings.ROLLOUTS_POLL_MS = 100
+    assert ids(settings) == [] and conf.POLL_MS == 100
+
+
 def test_integer_settings_are_read_when_used(settings, data_dir):
     settings.ROLLOUTS_DATA_DIR = str(data_dir)
     settings.ROLLOUTS_POLL_MS = "250"  # from the environment: digits

@@ -36,14 +36,24 @@ def test_nothing_set_is_the_defaults():
 def test_a_number_that_is_not_a_positive_integer_is_one_line_naming_it(name, raw):
     message = refused({name: raw})
     assert message.startswith(f"{name}={raw.strip()!r} is not usable: {name} takes a whole number")
-    assert "at least 1" in message
+    assert f"at least {100 if name == 'RELAX_POLL_MS' else 1}" in message
+
+
+def test_a_poll_interval_a_person_could_not_see_is_refused():
+    from rollouts.conf import MIN_POLL_MS
+
+    assert MIN_POLL_MS == 100  # the same least in both places
+    assert "RELAX_POLL_MS takes a whole number of milliseconds, at least 100" in refused(
+        {"RELAX_POLL_MS": "99"}
+    )
+    assert read_environment({"RELAX_POLL_MS": "100"}).poll_ms == 100
 
 
 @pytest.mark.parametrize("name", NUMBERS)
 def test_good_numbers_are_taken(name):
-    env = read_environment({name: " 7 "})
+    env = read_environment({name: " 700 "})
     field = name.removeprefix("RELAX_").lower()
-    assert getattr(env, field) == 7
+    assert getattr(env, field) == 700
 
 
 def test_allowed_hosts_keep_the_loopback_names():
