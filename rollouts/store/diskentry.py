@@ -117,12 +117,9 @@ def encode_entry(index: StepIndex, columns: Columns, stats: dict[str, Any]) -> b
 
 def decode_entry(blob: bytes, identity: FileIdentity) -> CachedStep | str | None:
     """The step, or None for an entry of another file version, or why the entry is unusable."""
-    try:
-        entry = _entry_decoder.decode(blob)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        return f"it does not decode ({exc})"
-    if entry.version != FORMAT_VERSION or entry.identity != identity.as_tuple():
-        return None
+    entry = _decoded(_entry_decoder, blob, identity)
+    if entry is None or isinstance(entry, str):
+        return entry
     columns = _columns_of(entry)
     if isinstance(columns, str):
         return columns
@@ -180,12 +177,9 @@ def _ordered(starts: array, ends: array, lines: array, end_limit: int) -> bool:
 
 def decode_stats(blob: bytes, identity: FileIdentity) -> dict[str, Any] | str | None:
     """Just the statistics (what the trends need), as `decode_entry` says it."""
-    try:
-        head = _head_decoder.decode(blob)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        return f"it does not decode ({exc})"
-    if head.version != FORMAT_VERSION or head.identity != identity.as_tuple():
-        return None
+    head = _decoded(_head_decoder, blob, identity)
+    if head is None or isinstance(head, str):
+        return head
     if not _invalid_in_range(head.invalid, head.rows):
         return "an unreadable line lies outside the step"
     return _stats_of(head.stats, head.rows, head.invalid)
@@ -235,3 +229,15 @@ def _columns_of(entry: _Entry) -> Columns | str:
 
 def _invalid_in_range(invalid: dict[int, str], rows: int) -> bool:
     return all(0 <= position < rows for position in invalid)
+
+
+def _decoded(decoder: msgspec.msgpack.Decoder, blob: bytes, identity: FileIdentity) -> Any:
+    """The decoded entry (or its head), None when it is of another version of the file, or
+    why it does not decode."""
+    try:
+        entry = decoder.decode(blob)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return f"it does not decode ({exc})"
+    if entry.version != FORMAT_VERSION or entry.identity != identity.as_tuple():
+        return None
+    return entry
