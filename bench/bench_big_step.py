@@ -255,7 +255,7 @@ def bench_servers(
                 tail = (tail + chunk)[-64:]
         figures["whole_file_s"] = time.perf_counter() - started
         figures["whole_file_mb"] = streamed / MB
-        if not tail.endswith(f'"total": {records}}}'.encode()):
+        if not tail.endswith(f'"total": {records}, "complete": true}}'.encode()):
             raise SystemExit(f"whole-file response ends oddly: {tail!r}")
         figures["worker_peak_after_stream_mb"] = (
             memory(srv)["worker"]["VmHWM"] - before["worker"]["VmRSS"]
