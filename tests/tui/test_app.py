@@ -497,9 +497,12 @@ def test_j_k_g_shift_g_scroll_the_pane(write_step, data_dir) -> None:
         first_page = pane.scroll_y
         assert first_page > 0
         await press(app, pilot, "j")
-        assert pane.scroll_y > first_page
+        second_page = pane.scroll_y
+        assert second_page > first_page
         await press(app, pilot, "k")
-        assert pane.scroll_y == first_page
+        # Back up a page: textual pages by the visible height, which a scrollbar that came or
+        # went since (the pane re-rendered when the columns were ready) can change by a row.
+        assert second_page > pane.scroll_y and abs(pane.scroll_y - first_page) <= 1
         await press(app, pilot, "G")
         assert pane.scroll_y == pane.max_scroll_y
         await press(app, pilot, "g")
