@@ -83,8 +83,10 @@ class StepIndex:
         index = cls(path, name)
         with index._open() as f:
             identity = FileIdentity.of(os.fstat(f.fileno()))
-            big = records is not None and identity.size >= PARTIAL_SCAN_MIN_BYTES
-            index._scan(f, identity, stop_after=records if big and records is not None else -1)
+            stop_after = -1  # the whole file, unless a big one may stop early
+            if records is not None and identity.size >= PARTIAL_SCAN_MIN_BYTES:
+                stop_after = records
+            index._scan(f, identity, stop_after)
         return index
 
     def finish_scan(self) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from django.http import HttpResponse
 
 from ..store import BadRequest, NotFound, StoreError, UnreadableLine, dumps_strict
-from ..store.errors import os_reason
+from ..store.errors import unreadable
 
 logger = logging.getLogger("rollouts")
 
@@ -64,7 +64,7 @@ def stream_object(
     except StoreError as exc:
         error = str(exc)
     except OSError as exc:  # its str() holds the absolute path: say what happened, not where
-        error = f"{head.get('filename', 'the file')} cannot be read: {os_reason(exc)}"
+        error = str(unreadable(head.get("filename", "the file"), exc))
     except Exception:
         logger.exception("unexpected error while streaming %s", head.get("filename"))
         error = "internal error; see the server log"
