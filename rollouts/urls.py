@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import include, path, register_converter
 
-from .views import api, navigation, samples, stats, trends
+from .views import api, navigation, samples, stats, training_page, trends
 
 app_name = "rollouts"
 
@@ -54,6 +54,7 @@ data_dir_patterns = [
 
 urlpatterns = [
     path("runs/", navigation.runs_page, name="runs"),
+    path("training/", training_page.training_page, name="training"),
     path("runs/<str:run>/", include((data_dir_patterns, "run"))),
     path("api/cache/stats", api.api_cache_stats, name="api-cache-stats"),
     path("api/cache/clear", api.api_cache_clear, name="api-cache-clear"),

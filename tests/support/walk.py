@@ -63,6 +63,7 @@ TOP_ROUTES: dict[str, list[tuple[str, str]]] = {
     "runs": [("GET", "/runs/"), ("GET", "/runs/nope/")],
     "api-cache-stats": [("GET", "/api/cache/stats")],
     "api-cache-clear": [("POST", "/api/cache/clear"), ("GET", "/api/cache/clear")],
+    "training": [("GET", "/training/"), ("POST", "/training/")],
 }
 
 
