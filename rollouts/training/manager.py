@@ -34,21 +34,11 @@ class Manager:
         self._lock = threading.Lock()
         self.job = self._latest_job()
 
-    def _run_dirs(self) -> list[Path]:
-        root = self.spec.runs_root()
-        try:
-            dirs = [p for p in root.iterdir() if (p / "job.json").is_file()]
-        except OSError:
-            return []
-        return sorted(dirs, key=lambda p: (p / "job.json").stat().st_mtime)
-
     def _latest_job(self) -> Job | None:
         """The newest job a viewer started here: re-attached when its process still runs."""
-        for run_dir in reversed(self._run_dirs()):
-            record = Job.read_record(run_dir)
-            if record is not None:
-                return Job.attach(self.spec, run_dir, record)
-        return None
+        run_dir = latest_run_dir(self.spec)
+        record = Job.read_record(run_dir) if run_dir is not None else None
+        return Job.attach(self.spec, run_dir, record) if run_dir and record else None
 
     def _new_id(self) -> tuple[str, Path]:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -149,3 +139,22 @@ def forget_managers() -> None:
 
 
 __all__ = ["JobError", "Manager", "ValidationFailed", "manager_for"]
+
+
+def latest_run_dir(spec: Spec) -> Path | None:
+    """The newest run directory with a job record (none attached: no thread is started)."""
+    root = spec.runs_root()
+    try:
+        dirs = [p for p in root.iterdir() if (p / "job.json").is_file()]
+    except OSError:
+        return None
+    return max(dirs, key=lambda p: (p / "job.json").stat().st_mtime, default=None)
+
+
+def stop_leftover(spec: Spec) -> None:
+    """Stop the newest job if its process still runs (re-attached through its record)."""
+    run_dir = latest_run_dir(spec)
+    record = Job.read_record(run_dir) if run_dir is not None else None
+    if record is None or record.get("status") in ("exited", "failed", "killed"):
+        return
+    Manager(spec).shutdown()
