@@ -55,12 +55,12 @@ def main() -> int:
         print(f"resuming from step {start}", flush=True)
     if args.mode == "ignore":
         subprocess.Popen(["sleep", "300"])  # a grandchild in the same process group
-    control = TrainingControl() if args.mode != "ignore" else TrainingControl(None)
+    control = TrainingControl() if args.mode != "ignore" else None
     with open(run / "episodes.csv", "a") as episodes:
         if start == 0:
             episodes.write("episode,reward,length,time\n")
         for step in range(start + 1, args.steps + 1):
-            if control.check():
+            if control is not None and control.check():
                 atomic_write_json(run / "stopped.json", {"step": step - 1})
                 print("stopped on request", flush=True)
                 return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import os
 import signal
 import webbrowser
@@ -117,7 +118,7 @@ class Command(BaseCommand):
                 workers=1,  # the job lives in the one worker
                 threads=options["threads"],
                 worker_exit=_stop_job_in_worker(spec),
-                graceful_timeout=spec.grace_seconds + 10,
+                graceful_timeout=math.ceil(spec.grace_seconds) + 10,
             )
         finally:
             stop_leftover(spec)  # the worker was killed before it could stop the job
