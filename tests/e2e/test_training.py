@@ -80,10 +80,10 @@ def test_start_poll_pause_resume_stop_and_the_exit_code(tmp_path):
     job.pause()
     until(lambda: job.status() == "paused", what="paused (the child's ack)")
     frozen = ticks(manager)
-    wall = job.wall_seconds()
+    wall = job.wall_seconds() or 0.0
     time.sleep(0.8)
     assert ticks(manager) == frozen  # blocked in TrainingControl.check
-    assert job.wall_seconds() - wall < 0.3  # a pause is not wall time
+    assert (job.wall_seconds() or 0.0) - wall < 0.3  # a pause is not wall time
     job.resume()
     until(lambda: len(ticks(manager)) > len(frozen) + 2, what="points after the resume")
     snapshot = manager.snapshot({"log_tail": 10})
