@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 
 from ..access import denied_page
 from ..conf import conf
@@ -30,14 +30,6 @@ def training_page(request: HttpRequest) -> HttpResponse:
     context = {
         "page": "training",
         "poll_ms": conf.POLL_MS,
-        "api": {action: api_url(action) for action in API_ACTIONS},
+        "api": {action: reverse(f"rollouts:api-train-{action}") for action in API_ACTIONS},
     }
     return TemplateResponse(request, "rollouts/training.html", context)
-
-
-def api_url(action: str) -> str:
-    """`api/train/<action>` under the app's mount (by its URL name when it has one)."""
-    try:
-        return reverse(f"rollouts:api-train-{action}")
-    except NoReverseMatch:
-        return reverse("rollouts:index") + f"api/train/{action}"

@@ -26,17 +26,20 @@ LAYERS = {
     "presentation": {"presentation", "store"},
     "tui": {"tui", "presentation", "store"},
     "demo": {"demo"},
+    "control": {"control"},
+    "training": {"training", "control", "store"},
     "glue": {"glue", "presentation", "store"},
-    "views": {"views", "glue", "presentation", "store"},
+    "views": {"views", "glue", "presentation", "store", "training"},
     "urls": {"views", "glue"},
-    "commands": {"glue", "store", "tui"},
+    "commands": {"commands", "glue", "store", "tui", "training"},
 }
-WITHOUT_DJANGO = {"store", "presentation", "tui", "demo"}
+WITHOUT_DJANGO = {"store", "presentation", "tui", "demo", "control", "training"}
 
 
 def layer_of(module: str) -> str:
     parts = module.split(".")
-    if len(parts) > 1 and parts[1] in ("store", "presentation", "tui", "demo", "views", "urls"):
+    layers = ("store", "presentation", "tui", "demo", "views", "urls", "control", "training")
+    if len(parts) > 1 and parts[1] in layers:
         return parts[1]
     if len(parts) > 1 and parts[1] == "management":
         return "commands"
