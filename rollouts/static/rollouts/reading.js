@@ -25,9 +25,10 @@
       ["slope", "slope per step", "0", "not rising when slope < 0", finite(n.slope) && n.slope < 0],
       ["approx_kl", "latest approx_kl", "kl_max " + t.kl_max, "kl too large when approx_kl > kl_max",
         finite(n.approx_kl) && n.approx_kl > t.kl_max],
-      ["explained_variance", "latest explained variance", "ev_min " + t.ev_min,
-        "value not fitted when explained_variance < ev_min",
-        finite(n.explained_variance) && n.explained_variance < t.ev_min],
+      ["explained_variance", "latest explained variance",
+        "explained_variance_min " + t.explained_variance_min,
+        "value not fitted when explained_variance < explained_variance_min",
+        finite(n.explained_variance) && n.explained_variance < t.explained_variance_min],
     ].filter(function (row) { return row[0] in n; });
     // A number no rule above names is still shown (the training reading has more).
     var named = rows.map(function (row) { return row[0]; }).concat(["noise"]);

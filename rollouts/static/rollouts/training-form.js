@@ -78,14 +78,19 @@
 
     function build(schema) {
       fields = [];
-      var groups = (schema.groups || []).slice();
+      // Groups as {name, label} (or bare names), then any group a field names that is not listed.
+      var labels = {}, groups = (schema.groups || []).map(function (g) {
+        var name = typeof g === "string" ? g : g.name;
+        labels[name] = (typeof g === "string" ? g : g.label) || name;
+        return name;
+      });
       (schema.fields || []).forEach(function (f) {
         if (groups.indexOf(f.group || "") < 0) groups.push(f.group || "");
       });
       box.replaceChildren.apply(box, groups.map(function (group) {
         var set = html("fieldset", "rv-field-group");
         set.setAttribute("data-group", group);
-        set.appendChild(html("legend", "", group || "other"));
+        set.appendChild(html("legend", "", labels[group] || group || "other"));
         schema.fields.filter(function (f) { return (f.group || "") === group; })
           .forEach(function (f) { set.appendChild(fieldRow(f)); });
         return set;

@@ -9,6 +9,7 @@
   "use strict";
 
   var POINTS_MAX = 5000; // as the server keeps
+  var PHASES_SHOWN = 24; // the newest phases of the timeline
   var ACTIVE = { starting: 1, running: 1, pausing: 1, paused: 1, stopping: 1 };
   var html = window.rv.element; // shared.js
   var finite = window.rv.finite;
@@ -166,7 +167,7 @@
     text("rv-train-exit", (job.exit_code === null || job.exit_code === undefined ? "–"
       : String(job.exit_code)) + (job.force_killed ? " (killed after the grace period)" : ""));
     text("rv-train-phase", progress.phase || "–");
-    var phases = progress.phases || [], list = byId("rv-train-phases");
+    var phases = (progress.phases || []).slice(-PHASES_SHOWN), list = byId("rv-train-phases");
     list.replaceChildren.apply(list, phases.map(function (phase, i) {
       var item = html("li", "rv-phase rv-phase-" + phase.name);
       item.setAttribute("data-phase", phase.name);
