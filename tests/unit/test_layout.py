@@ -26,17 +26,20 @@ LAYERS = {
     "presentation": {"presentation", "store"},
     "tui": {"tui", "presentation", "store"},
     "demo": {"demo"},
+    "control": {"control"},
+    "demo_trainer": {"demo_trainer", "demo", "control"},
     "glue": {"glue", "presentation", "store"},
     "views": {"views", "glue", "presentation", "store"},
     "urls": {"views", "glue"},
     "commands": {"glue", "store", "tui"},
 }
-WITHOUT_DJANGO = {"store", "presentation", "tui", "demo"}
+WITHOUT_DJANGO = {"store", "presentation", "tui", "demo", "control", "demo_trainer"}
 
 
 def layer_of(module: str) -> str:
     parts = module.split(".")
-    if len(parts) > 1 and parts[1] in ("store", "presentation", "tui", "demo", "views", "urls"):
+    layers = ("store", "presentation", "tui", "demo", "demo_trainer", "control", "views", "urls")
+    if len(parts) > 1 and parts[1] in layers:
         return parts[1]
     if len(parts) > 1 and parts[1] == "management":
         return "commands"
