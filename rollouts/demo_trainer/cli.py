@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -52,7 +51,4 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     options = Options(**vars(args))
-    if options.resume is not None and not options.resume.exists():
-        print(f"demo_trainer: --resume {options.resume}: no such file", file=sys.stderr)
-        return 2
     return Trainer(options).run()

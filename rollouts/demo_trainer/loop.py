@@ -89,6 +89,10 @@ class Trainer:
         self.out.write(json.dumps(line) + "\n")
         self.out.flush()
 
+    def enter(self, phase: str) -> None:
+        """A phase begins: a progress line without timesteps (so no point, only the phase)."""
+        self.emit({"event": "progress", "phase": phase})
+
     def fps(self) -> float:
         busy = time.monotonic() - self.started - self.control.paused_seconds
         done = self.timesteps - self.first_timesteps
@@ -99,7 +103,11 @@ class Trainer:
     def run(self) -> int:
         options = self.options
         if options.resume is not None:
-            self.resume_from(options.resume)
+            try:
+                self.resume_from(options.resume)
+            except (OSError, ValueError, KeyError, TypeError) as error:
+                print(f"demo_trainer: --resume: {error!r}", file=sys.stderr, flush=True)
+                return 2  # nothing written: the run directory's recovery pointer stays as it was
         self.first_timesteps = self.timesteps
         total = self.timesteps + options.steps * options.samples_per_step
         self.files.start_episodes()
@@ -136,16 +144,19 @@ class Trainer:
         curve = metrics(self.regime, self.timesteps, self.seed)
         records = train_records(self.seed, step, self.timesteps, options.samples_per_step,
                                 curve["ep_rew_mean"])  # fmt: skip
+        self.enter("rollout")
         time.sleep(pause * 0.6)  # generating the rollout
         write_jsonl(self.files.step_file("train", step), records)
         self.append_episodes(records)
         self.timesteps += options.samples_per_step
         self.step += 1
+        self.enter("update")
         time.sleep(pause * 0.3)  # the PPO update
         self.last = metrics(self.regime, self.timesteps, self.seed)
         phase = "update"
         if options.eval_every > 0 and self.step % options.eval_every == 0:
             phase = "eval"
+            self.enter("eval")
             time.sleep(pause * 0.1)
             found = eval_records(self.seed, step, self.timesteps, options.samples_per_step,
                                  self.last["ep_rew_mean"])  # fmt: skip

@@ -50,14 +50,12 @@ class Trainer:
         for line in self.process.stdout:
             self.lines.append(line.rstrip("\n"))
 
+    def events(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in list(self.lines) if line.startswith("{")]
+
     def progress(self) -> list[dict[str, Any]]:
-        found = []
-        for line in list(self.lines):
-            if line.startswith("{"):
-                data = json.loads(line)
-                if data.get("event") == "progress":
-                    found.append(data)
-        return found
+        """The progress points: progress lines with timesteps (the others only name a phase)."""
+        return [e for e in self.events() if e.get("event") == "progress" and "timesteps" in e]
 
     def wait_for(self, count: int) -> list[dict[str, Any]]:
         """Until `count` progress lines were printed."""
@@ -140,6 +138,9 @@ def test_a_short_run_writes_its_files_and_prints_progress_and_tables(tmp_path, t
                     "value_loss", "clip_fraction", "fps"):  # fmt: skip
             assert isinstance(point[key], int | float), key
     assert [p["phase"] for p in progress].count("eval") == 3
+    phases = [e["phase"] for e in trainer.events() if e["event"] == "progress"]
+    one_step, eval_step = ["rollout", "update", "update"], ["rollout", "update", "eval", "eval"]
+    assert phases == (one_step * 2 + eval_step) * 3
     found = tables(trainer.lines)
     assert [t["time/total_timesteps"] for t in found] == ["32", "64"]
     assert {"rollout/ep_rew_mean", "train/approx_kl", "train/learning_rate"} <= set(found[0])

@@ -108,6 +108,7 @@ def run_in_process(tmp_path: Path, **kwargs: object) -> tuple[int, list[dict[str
     out = io.StringIO()
     code = Trainer(options, out).run()
     lines = [json.loads(x) for x in out.getvalue().splitlines() if x.startswith("{")]
+    lines = [x for x in lines if x["event"] != "progress" or "timesteps" in x]
     return code, lines
 
 
@@ -139,3 +140,10 @@ def test_the_control_files_api(tmp_path, monkeypatch):
     assert TrainingControl(None).check() is False
     path.write_text("{half")
     assert read_control(path) == {"pause": False, "stop": False}
+
+
+def test_a_bad_resume_target_exits_2_and_writes_nothing(tmp_path):
+    (tmp_path / "junk.json").write_text('{"timesteps": "many"}')
+    for target in (tmp_path / "junk.json", tmp_path / "missing.json"):
+        assert run_in_process(tmp_path, steps=1, resume=target)[0] == 2
+    assert not (tmp_path / "run").exists()
