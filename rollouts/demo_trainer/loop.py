@@ -141,7 +141,7 @@ class Trainer:
         if options.fail_at_step is not None and step == options.fail_at_step:
             raise InjectedFailure(f"--fail-at-step {step}")
         pause = max(0.0, options.step_seconds)
-        curve = metrics(self.regime, self.timesteps, self.seed)
+        curve = metrics(self.regime, self.timesteps, self.seed, options.samples_per_step)
         records = train_records(self.seed, step, self.timesteps, options.samples_per_step,
                                 curve["ep_rew_mean"])  # fmt: skip
         self.enter("rollout")
@@ -152,7 +152,7 @@ class Trainer:
         self.step += 1
         self.enter("update")
         time.sleep(pause * 0.3)  # the PPO update
-        self.last = metrics(self.regime, self.timesteps, self.seed)
+        self.last = metrics(self.regime, self.timesteps, self.seed, options.samples_per_step)
         phase = "update"
         if options.eval_every > 0 and self.step % options.eval_every == 0:
             phase = "eval"

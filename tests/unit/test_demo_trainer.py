@@ -17,6 +17,7 @@ from rollouts.demo_trainer.curves import KL_LIMIT
 from rollouts.demo_trainer.files import RunFiles, atomic_write, load_resume
 from rollouts.demo_trainer.samples import eval_records, mean_reward, train_records
 from rollouts.demo_trainer.table import format_table
+from rollouts.store.reading import reading
 
 
 def test_metrics_are_a_function_of_regime_timesteps_and_seed():
@@ -38,6 +39,16 @@ def test_the_regimes_rise_stay_flat_or_push_the_kl_past_its_limit():
     assert max(series("rising", "approx_kl")) < KL_LIMIT
     assert max(series("plateau", "approx_kl")) < KL_LIMIT
     assert series("kl", "approx_kl")[-1] > KL_LIMIT > series("kl", "approx_kl")[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_trends_reading_names_the_rising_and_the_plateau_regimes(seed):
+    # 20 steps of 16 samples: the demo-train defaults. The KL regime is read from approx_kl.
+    def rewards(regime: str) -> list[float]:
+        return [metrics(regime, 16 * i, seed)["ep_rew_mean"] for i in range(1, 21)]
+
+    assert reading(rewards("rising"))["reading"] == "rising"
+    assert reading(rewards("plateau"))["reading"] == "plateau"
 
 
 def test_the_share_of_correct_answers_follows_the_reward():
