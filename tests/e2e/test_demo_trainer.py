@@ -183,8 +183,15 @@ def test_pause_blocks_the_loop_and_resume_continues_it(tmp_path, trainers):
     write_control(control, pause=False)
     after = trainer.wait_for(held + 3)
     assert after[held]["timesteps"] == after[held - 1]["timesteps"] + 16
+    write_control(control, pause=True)  # a stop while paused ends the pause and the run
+    time.sleep(0.5)
+    held = len(trainer.progress())
     write_control(control, stop=True)
     assert trainer.finish() == 0
+    assert len(trainer.progress()) == held
+    assert (
+        read_json(tmp_path / "run/stopped.json")["timesteps"] == trainer.progress()[-1]["timesteps"]
+    )
 
 
 def test_a_stop_through_the_control_file_saves_and_exits_0(tmp_path, trainers):
