@@ -15,9 +15,9 @@ from typing import Any, TextIO
 
 from rollouts.control import TrainingControl
 
-from .curves import metrics
+from .curves import CLIP_RANGE, LEARNING_RATE, metrics
 from .files import RunFiles, load_resume, write_jsonl
-from .samples import eval_records, mean_reward, train_records
+from .samples import GROUP_SIZE, eval_records, mean_reward, train_records
 from .table import format_table
 
 PROGRESS_KEYS = ("ep_rew_mean", "approx_kl", "explained_variance", "entropy_loss", "value_loss",
@@ -65,6 +65,8 @@ class Trainer:
             "step": self.step, "timesteps": self.timesteps, "episodes": self.episodes,
             "regime": self.regime, "seed": self.seed,
             "samples_per_step": self.options.samples_per_step, "metrics": self.last,
+            "hyperparams": {"learning_rate": LEARNING_RATE, "clip_range": CLIP_RANGE,
+                            "n_epochs": N_EPOCHS, "group_size": GROUP_SIZE},
         }  # fmt: skip
 
     def resume_from(self, path: Path) -> None:
