@@ -28,6 +28,7 @@ TRAIN = (sys.executable, "manage.py", "train")
 SPEC = REPO_ROOT / "examples" / "demo-train.toml"
 LIVE_MS = live_timeout_ms(FAST_POLL_MS)
 JOB_MS = 30_000  # a child process starting, pausing at a step boundary, or saving on a stop
+NO_VALUE = "\u2013"  # what the page prints for a missing value (an en dash)
 PREVIEWS = {"rising": "rising", "plateau": "plateau", "kl": "kl too large"}
 
 
@@ -213,7 +214,7 @@ def test_the_log_filter_and_toggles_hide_lines(tab, trainer):
     expect(page.locator("#rv-log li")).to_have_count(len(lines))
     assert len(visible_lines(page)) == len(lines)
 
-    word = "timesteps\": 2048,"  # one progress line holds it
+    word = 'timesteps": 2048,'  # one progress line holds it
     wanted = [line["text"] for line in lines if word.lower() in line["text"].lower()]
     assert 0 < len(wanted) < len(lines)
     page.fill("#rv-log-filter", word)
@@ -249,7 +250,8 @@ def expect_buttons(page: Page, **enabled: bool) -> None:
 
 
 def expect_status(page: Page, status: str) -> None:
-    expect(page.locator("#rv-chip-process")).to_have_attribute("data-status", status, timeout=JOB_MS)
+    process = page.locator("#rv-chip-process")
+    expect(process).to_have_attribute("data-status", status, timeout=JOB_MS)
 
 
 def test_start_pause_resume_stop_with_the_buttons_following(tab, tmp_path):
@@ -306,7 +308,7 @@ def test_an_idle_host_shows_its_chips_and_no_job(tab, trainer):
     assert state["job"]["status"] == "idle"
     expect(chip(page, "process")).to_have_text("idle")
     expect(page.locator("#rv-train-summary")).to_have_text("no job yet")
-    expect(chip(page, "wall")).to_have_text("–")
+    expect(chip(page, "wall")).to_have_text(NO_VALUE)
     expect_buttons(page, start=True, pause=False, stop=False, resume_latest=False)
     expect(page.locator("#rv-link-samples")).to_be_hidden()
     tab.assert_clean()
