@@ -123,7 +123,9 @@ def schema_reference(schema: dict[str, Any], key: str) -> dict[str, Any]:
 
 def trainer_dir(server: ServerProcess) -> Path:
     """Where the server's spec is (its runs go there): [python, manage.py, train, SPEC, ...]."""
-    return Path(server.proc.args[3]).parent  # type: ignore[index]
+    args = server.proc.args
+    assert isinstance(args, list)
+    return Path(str(args[3])).parent
 
 
 # -- the form ----------------------------------------------------------------------------------
@@ -267,7 +269,7 @@ def test_start_pause_resume_stop_with_the_buttons_following(tab, tmp_path):
         expect_status(page, "running")
         expect_buttons(page, start=False, pause=True, stop=True, resume_latest=False)
         expect(page.locator("#rv-train-pause")).to_have_text("Pause")
-        expect(page.locator("#rv-train-fields")).to_be_disabled()
+        expect(page.locator("#rv-field-steps")).to_be_disabled()  # in the locked fieldset
         expect(page.locator("#rv-train-locked")).to_be_visible()
         expect(page.locator("#rv-cards .rv-metric-card").first).to_be_visible(timeout=JOB_MS)
         expect(page.locator("#rv-trend-chart .rv-trend-point").first).to_be_attached()
@@ -293,7 +295,7 @@ def test_start_pause_resume_stop_with_the_buttons_following(tab, tmp_path):
         expect_status(page, "exited")
         expect(page.locator("#rv-train-exit")).to_have_text("0")
         expect_buttons(page, start=True, pause=False, stop=False, resume_latest=True)
-        expect(page.locator("#rv-train-fields")).to_be_enabled()
+        expect(page.locator("#rv-field-steps")).to_be_enabled()
         expect(page.locator("#rv-train-recovery")).to_contain_text("Latest checkpoint")
         snapshot = get_json(server.url("/api/train/state"))[1]
         assert snapshot["job"]["status"] == "exited"
