@@ -166,7 +166,7 @@
       var group = svg("g", { "class": "rv-reference", "data-value": ref.value }, chart);
       svg("line", { "class": "rv-reference-line", x1: scale.left, x2: scale.right, y1: y, y2: y }, group);
       svg("text", { "class": "rv-reference-label", x: scale.right - 4, y: y, dy: "-0.35em",
-        "text-anchor": "end" }, group).textContent = (ref.label || "reference") + " = " + ref.value;
+        "text-anchor": "end" }, group).textContent = ref.label || "reference " + ref.value;
     }
 
     // A faint raw line, the smoothed line over it, and every raw value as a dot (a link to its

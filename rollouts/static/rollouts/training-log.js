@@ -4,7 +4,7 @@
 // or not; "follow" keeps the newest line in view. Text goes in through textContent only.
 //
 //   var log = rvTraining.log({list, filter, errors, progress, follow, count});
-//   log.add(lines); log.reset();
+//   log.add(lines); log.reset(); log.restart(marker);
 (function () {
   "use strict";
 
@@ -71,6 +71,13 @@
       count();
     }
 
+    // A new process of the same job numbers its lines from 1 again: keep the old ones, mark
+    // where the new ones start.
+    function restart(marker) {
+      last = -Infinity;
+      add([{ n: 0, text: marker, kind: "stdout" }]);
+    }
+
     function refilter() {
       lines.forEach(apply);
       count();
@@ -88,7 +95,7 @@
       }
     });
     count();
-    return { add: add, reset: reset, lastN: function () { return last; } };
+    return { add: add, reset: reset, restart: restart };
   }
 
   window.rvTraining = window.rvTraining || {};

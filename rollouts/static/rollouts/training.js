@@ -16,7 +16,7 @@
   var T = window.rvTraining; // training-form.js, training-log.js, training-metrics.js
   var main, form, log, metrics, pollMs = 3000;
   var state = { schema: null, snap: null, points: [], metricCursor: null, logCursor: null,
-    jobId: undefined, preview: "", shownPreview: null, timer: null, seq: 0, acting: false };
+    process: null, preview: "", timer: null, seq: 0, acting: false };
 
   function byId(id) { return document.getElementById(id); }
   function text(id, value) { byId(id).textContent = value; }
@@ -75,7 +75,7 @@
   function restart() { // forget what was read and read everything again
     state.metricCursor = state.logCursor = null;
     state.points = [];
-    state.jobId = undefined;
+    state.process = state.snap = null;
     log.reset();
     poll();
   }
@@ -88,29 +88,31 @@
   }
 
   // -- a snapshot ------------------------------------------------------------------------
-  // Takes a snapshot into the page; true when it belongs to another job than the cursors did
-  // (the caller then reads the whole snapshot again).
+  // Takes a snapshot into the page; true when it comes from another process than the cursors
+  // did (the caller then reads it whole). A resume is a new process of the same job: its curve
+  // goes on from the old points (a point at or before a kept one replaces those from there on),
+  // and its log follows the old lines.
   function take(snap, incremental) {
     var job = snap.job || {}, m = snap.metrics || {}, l = snap.log || {};
-    var other = (snap.preview || "") !== state.shownPreview || job.id !== state.jobId;
-    var behind = finite(m.cursor) && finite(state.metricCursor) && m.cursor < state.metricCursor;
-    if ((other || behind) && incremental && state.jobId !== undefined) {
+    var process = [snap.preview || "", job.id, job.started_at].join(" ");
+    if (process !== state.process && incremental) {
       state.metricCursor = state.logCursor = null;
-      state.jobId = undefined;
       return true;
     }
-    if (other || behind) {
-      state.points = [];
-      log.reset();
+    if (process !== state.process) {
+      var resumed = state.snap && !snap.preview && !state.snap.preview && job.id &&
+        job.id === (state.snap.job || {}).id;
+      if (resumed) log.restart("--- the job resumed: a new process ---");
+      else { state.points = []; log.reset(); }
+      state.process = process;
     }
-    state.jobId = job.id;
-    state.shownPreview = snap.preview || "";
     state.snap = snap;
-    var last = state.points.length ? state.points[state.points.length - 1].timesteps : -Infinity;
+    var kept = state.points;
     (m.points || []).forEach(function (p) {
-      if (p.timesteps > last) { state.points.push(p); last = p.timesteps; }
+      while (kept.length && kept[kept.length - 1].timesteps >= p.timesteps) kept.pop();
+      kept.push(p);
     });
-    if (state.points.length > POINTS_MAX) state.points.splice(0, state.points.length - POINTS_MAX);
+    if (kept.length > POINTS_MAX) kept.splice(0, kept.length - POINTS_MAX);
     state.metricCursor = finite(m.cursor) ? m.cursor : null;
     state.logCursor = finite(l.cursor) ? l.cursor : null;
     log.add(l.lines);
