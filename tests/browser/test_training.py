@@ -100,6 +100,14 @@ def test_the_preview_draws_cards_curve_reading_and_log_and_starts_nothing(tab, t
     for button in ("pause", "stop", "start", "resume-latest"):
         expect(page.locator(f"#rv-train-{button}")).to_be_disabled()
 
+    # The crosshair reads the value at the nearest timesteps.
+    chart.hover()
+    tooltip = page.locator("#rv-crosshair-values")
+    expect(tooltip).to_be_visible()
+    expect(tooltip.locator("strong")).to_contain_text("Timesteps ")
+    hovered = int(tooltip.get_attribute("data-step") or "-1")
+    assert hovered in [p["timesteps"] for p in drawn]
+
     # The KL curve carries its reference line (from the schema's metric dictionary).
     page.select_option("#rv-series", "approx_kl")
     reference = schema_reference(schema, "approx_kl")
@@ -348,3 +356,14 @@ def test_an_idle_host_shows_its_chips_and_no_job(tab, trainer):
     expect_buttons(page, start=True, pause=False, stop=False, resume_latest=False)
     expect(page.locator("#rv-link-samples")).to_be_hidden()
     tab.assert_clean()
+
+
+def test_the_connection_chip_says_when_the_server_is_gone(tab, tmp_path):
+    with start_trainer(tmp_path / "job") as server:
+        page = open_page(tab, server)
+        server.stop()
+        connection = page.locator("#rv-chip-connection")
+        expect(connection).to_have_attribute("data-connection", "lost", timeout=LIVE_MS)
+        expect(connection.locator(".rv-chip-value")).to_have_text("lost, retrying")
+    assert tab.page_errors == []
+    assert all("/api/train/state" in error for error in tab.console_errors)  # refused, no more
