@@ -133,9 +133,12 @@ def manager_for(spec_path: str | os.PathLike[str]) -> Manager:
 
 
 def forget_managers() -> None:
-    """For tests: the next `manager_for` reads its spec and its runs again."""
+    """For tests: stop what they started; the next `manager_for` reads its spec again."""
     with _managers_lock:
+        managers = list(_managers.values())
         _managers.clear()
+    for manager in managers:
+        manager.shutdown()
 
 
 __all__ = ["JobError", "Manager", "ValidationFailed", "manager_for"]

@@ -159,3 +159,18 @@ def test_a_broken_spec_is_one_line(tmp_path):
     path.write_text("[job]\ncommand = 'python train.py'\n")
     with pytest.raises(CommandError, match="list of arguments"):
         call_command("train", str(path), "--print-schema")
+
+
+def test_no_training_answer_holds_a_server_path(client, settings, spec_path, tmp_path):
+    from tests.support.walk import TOP_ROUTES, leaks
+
+    spec_path.write_text(SLEEPER)  # what `start` starts: stopped by the fixture's teardown
+
+    routes = [r for name, rs in TOP_ROUTES.items() if name.startswith("api-train") for r in rs]
+    routes.append(("POST", "/api/train/start?bad"))
+    answers = {}
+    for method, path in routes:
+        response = client.generic(method, "/portal/rollouts" + path)
+        answers[(method, path)] = (response.status_code, dict(response.items()), response.content)
+    assert leaks(answers, [str(tmp_path), str(spec_path), str(REPO_ROOT)]) == []
+    assert all(status < 500 for status, _, _ in answers.values())
