@@ -91,6 +91,8 @@ class Command(BaseCommand):
         settings.ROLLOUTS_TRAIN_SPEC = str(spec.path)
         settings.ROLLOUTS_TRAIN_ACCESS = "rollouts.access.allow_all"
         settings.ROLLOUTS_TRAIN_FOLLOW = True
+        if not data_dir.is_dir():  # no run yet: the first job makes it, no need to warn
+            settings.SILENCED_SYSTEM_CHECKS = [*settings.SILENCED_SYSTEM_CHECKS, "rollouts.W004"]
         self.check(display_num_errors=False)
 
         from django.core.handlers.wsgi import WSGIHandler
