@@ -105,14 +105,14 @@ class Command(BaseCommand):
                 [
                     f"Relax Rollout Viewer: training {spec.name}",
                     f"  spec:   {spec.path.name} (runs in {spec.run_dir})",
-                    f"  open:   {url}train/",
+                    f"  open:   {url}training/",
                     "  Press Ctrl+C to stop the training process, then the server.",
                 ]
             )
         )
         self.stdout.flush()
         if not options["no_browser"]:
-            webbrowser.open(url + "train/")
+            webbrowser.open(url + "training/")
         try:
             serve(
                 WSGIHandler(),
