@@ -204,4 +204,4 @@ def test_links_and_the_data_dir_follow_the_job_only_under_manage_py_train(
         "samples": "/portal/rollouts/train/",
         "trends": "/portal/rollouts/train/trends/",
     }
-    assert settings.ROLLOUTS_DATA_DIR == str(run / "rollout_result")
+    assert str(run / "rollout_result") == settings.ROLLOUTS_DATA_DIR
