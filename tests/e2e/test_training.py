@@ -161,8 +161,10 @@ def test_a_restarted_viewer_re_attaches_to_its_job(tmp_path):
     assert process_group_members(pid), "the training child runs on"
     with run_visualize(spec, "--no-browser", launcher=(sys.executable, "manage.py", "train")) as s:
         _, state = get_json(s.url("/api/train/state"))
-        assert state["job"]["pid"] == pid and state["job"]["status"] == "running"
-        assert state["metrics"]["points"]  # read again from the run's stdout.log
+        assert state["job"]["pid"] == pid and state["job"]["status"] in ("starting", "running")
+        # the points come back, read again from the run's stdout.log
+        until(lambda: get_json(s.url("/api/train/state"))[1]["metrics"]["points"], what="points")
+        assert get_json(s.url("/api/train/state"))[1]["job"]["status"] == "running"
         status, stopped = get_json(s.url("/api/train/stop"), method="POST", data=b"{}")
         assert status == 200 and stopped["job"]["status"] == "stopping"
         until(
