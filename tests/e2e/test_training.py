@@ -182,7 +182,7 @@ def test_ctrl_c_stops_the_training_process_before_the_server(tmp_path):
         pid = started["job"]["pid"]
         run_dir = tmp_path / "runs" / started["job"]["id"]
         until(lambda: get_json(s.url("/api/train/state"))[1]["metrics"]["points"], what="points")
-        os.kill(s.pid, signal.SIGINT)
+        os.killpg(s.pid, signal.SIGINT)  # as a terminal sends Ctrl+C: server and worker
         s.proc.wait(30)
     assert (run_dir / "stopped.json").is_file()  # stopped gracefully, through the control file
     assert json.loads((run_dir / "job.json").read_text())["status"] == "exited"
