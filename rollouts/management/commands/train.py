@@ -81,6 +81,8 @@ class Command(BaseCommand):
             )
         if not 0 <= options["port"] <= 65535:
             raise CommandError("--port must be between 0 and 65535")
+        if options["threads"] < 1:
+            raise CommandError("--threads must be at least 1")
         viewer = visualize.Command()
         listener = viewer._listen(host, options["port"])
         options["port"] = listener.getsockname()[1]
