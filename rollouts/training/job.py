@@ -20,7 +20,7 @@ from ..control import atomic_write_json, read_ack, write_control
 from . import process
 from .logring import LogRing
 from .progress import Progress
-from .recovery import forced_stop_record, read_json
+from .recovery import forced_stop_record, path_scrubber, read_json
 
 RECORD = "job.json"
 CONTROL = "control.json"
@@ -49,6 +49,7 @@ class Job:
         self._last_output = 0.0
         self._pause_since: float | None = None
         self._kill_timer: threading.Thread | None = None
+        self._scrub = path_scrubber(spec.base)  # no server path in an answer, logs included
 
     # -- starting and attaching
 
@@ -147,7 +148,7 @@ class Job:
             if phase and (not self.phases or self.phases[-1]["name"] != phase):
                 self.phases.append({"name": phase, "started_at": time.time()})
                 del self.phases[:-100]
-        self.log.add(text, kind)
+        self.log.add(self._scrub(text), kind)
 
     def _wait(self, readers: list[threading.Thread]) -> None:
         code: int | None = None

@@ -127,6 +127,9 @@ def test_a_crash_then_a_resume_continues_the_timesteps(tmp_path):
     crashed = manager.snapshot({})
     assert (crashed["job"]["status"], crashed["job"]["exit_code"]) == ("failed", 1)
     assert crashed["recovery"]["failure"] == {"step": 4, "error": "boom"}
+    assert any("RuntimeError: boom" in line["text"] for line in crashed["log"]["lines"])
+    text = json.dumps(crashed)  # the traceback's file names too: no server path
+    assert str(REPO_ROOT) not in text and str(tmp_path) not in text
     assert crashed["recovery"]["resume"]["timesteps"] == 40
     with pytest.raises(Exception, match="no such field"):
         manager.start({"bogus": 1}, resume_latest=True)
