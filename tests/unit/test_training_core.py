@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -448,3 +449,22 @@ def test_a_captured_sb3_log():
     assert "total_timesteps" not in second.metrics
     # the cut table went to the last known tick (4096), which already had its point: skipped
     assert progress.seq == 2
+
+
+def test_check_blocks_while_paused_and_counts_the_pause(tmp_path):
+    import threading
+
+    path = tmp_path / "control.json"
+    write_control(path, pause=True)
+    control = TrainingControl(path)
+    result: list[bool] = []
+    thread = threading.Thread(target=lambda: result.append(control.check()))
+    thread.start()
+    deadline = time.monotonic() + 5
+    while read_ack(path) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert read_ack(path) is not None and result == []  # blocked, and says so
+    write_control(path, pause=False)
+    thread.join(5)
+    assert result == [False] and control.paused_seconds > 0
+    assert read_ack(path) is None  # no longer blocked
