@@ -56,8 +56,6 @@ class Job:
     @classmethod
     def start(cls, spec: Any, run_dir: Path, record: dict[str, Any]) -> Job:
         run_dir.mkdir(parents=True, exist_ok=True)
-        for name in ("forced_stop.json", "stopped.json"):
-            (run_dir / name).unlink(missing_ok=True)
         control = run_dir / CONTROL
         write_control(control, pause=False, stop=False)
         job = cls(spec, run_dir, record)
@@ -170,8 +168,8 @@ class Job:
                 self._resume_clock()
                 if self.record.get("force_killed") or (code is not None and code < 0):
                     status = "killed"
-                elif code:
-                    status = "failed"
+                elif code or (code is None and self._failed_since_start()):
+                    status = "failed"  # (re-attached: no exit code, but its failure record)
                 else:
                     status = "exited"
                 self.record.update(status=status, exit_code=code, ended_at=time.time())
@@ -269,6 +267,13 @@ class Job:
             " the process group was killed (see forced_stop.json)",
             "error",
         )
+
+    def _failed_since_start(self) -> bool:
+        path = self.run_dir / "training_failure.json"
+        try:
+            return path.stat().st_mtime >= float(self.record.get("started_at") or 0)
+        except OSError:
+            return False
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._finished.wait(timeout)

@@ -99,12 +99,23 @@ def forced_stop_record(spec: Any, run_dir: Path, record: dict[str, Any]) -> dict
     }
 
 
-def recovery(spec: Any, run_dir: Path | None) -> dict[str, Any]:
+def recent_json(path: Path, since: float | None) -> Any:
+    """`read_json`, but None for a file older than `since` (a previous job's, in a resumed run)."""
+    try:
+        if since is not None and path.stat().st_mtime < since:
+            return None
+    except OSError:
+        return None
+    return read_json(path)
+
+
+def recovery(spec: Any, run_dir: Path | None, since: float | None = None) -> dict[str, Any]:
+    """What to recover from; a forced stop or a failure only when written since the job began."""
     if run_dir is None:
         return {"resume": None, "checkpoints": [], "forced_stop": None, "failure": None}
     pointer = read_json(run_dir / spec.resume_file)
-    forced = read_json(run_dir / "forced_stop.json")
-    failure = read_json(run_dir / "training_failure.json")
+    forced = recent_json(run_dir / "forced_stop.json", since)
+    failure = recent_json(run_dir / "training_failure.json", since)
     return {
         "resume": scrub(pointer) if isinstance(pointer, dict) else None,
         "checkpoints": checkpoints(spec, run_dir),

@@ -110,7 +110,7 @@ def assemble(
         "cards": cards(every, spec.metrics),
         "log": log.tail(params.get("log_tail", DEFAULT_LOG_TAIL), params.get("after_log")),
         "episodes": episodes(spec, run_dir),
-        "recovery": recovery(spec, run_dir),
+        "recovery": recovery(spec, run_dir, job["started_at"]),
         "links": {"samples": None, "trends": None},
         "preview": preview,
     }

@@ -143,6 +143,7 @@ def test_a_crash_then_a_resume_continues_the_timesteps(tmp_path):
     snapshot = manager.snapshot({})
     assert snapshot["job"]["status"] == "exited" and snapshot["job"]["exit_code"] == 0
     assert ticks(manager) == [10 * n for n in range(1, 9)]  # continuous, none doubled
+    assert snapshot["recovery"]["failure"] is None  # the crash was the previous job's
     texts = [line["text"] for line in snapshot["log"]["lines"]]
     assert "resuming from step 4" in texts
 
