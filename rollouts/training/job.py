@@ -20,7 +20,7 @@ from ..control import atomic_write_json, read_ack, write_control
 from . import process
 from .logring import LogRing
 from .progress import Progress
-from .recovery import forced_stop_record, read_json
+from .recovery import forced_stop_record, path_scrubber, read_json
 
 RECORD = "job.json"
 CONTROL = "control.json"
@@ -49,14 +49,13 @@ class Job:
         self._last_output = 0.0
         self._pause_since: float | None = None
         self._kill_timer: threading.Thread | None = None
+        self._scrub = path_scrubber(spec.base)  # no server path in an answer, logs included
 
     # -- starting and attaching
 
     @classmethod
     def start(cls, spec: Any, run_dir: Path, record: dict[str, Any]) -> Job:
         run_dir.mkdir(parents=True, exist_ok=True)
-        for name in ("forced_stop.json", "stopped.json"):
-            (run_dir / name).unlink(missing_ok=True)
         control = run_dir / CONTROL
         write_control(control, pause=False, stop=False)
         job = cls(spec, run_dir, record)
@@ -147,7 +146,7 @@ class Job:
             if phase and (not self.phases or self.phases[-1]["name"] != phase):
                 self.phases.append({"name": phase, "started_at": time.time()})
                 del self.phases[:-100]
-        self.log.add(text, kind)
+        self.log.add(self._scrub(text), kind)
 
     def _wait(self, readers: list[threading.Thread]) -> None:
         code: int | None = None
@@ -169,8 +168,8 @@ class Job:
                 self._resume_clock()
                 if self.record.get("force_killed") or (code is not None and code < 0):
                     status = "killed"
-                elif code:
-                    status = "failed"
+                elif code or (code is None and self._failed_since_start()):
+                    status = "failed"  # (re-attached: no exit code, but its failure record)
                 else:
                     status = "exited"
                 self.record.update(status=status, exit_code=code, ended_at=time.time())
@@ -268,6 +267,13 @@ class Job:
             " the process group was killed (see forced_stop.json)",
             "error",
         )
+
+    def _failed_since_start(self) -> bool:
+        path = self.run_dir / "training_failure.json"
+        try:
+            return path.stat().st_mtime >= float(self.record.get("started_at") or 0)
+        except OSError:
+            return False
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._finished.wait(timeout)

@@ -65,8 +65,10 @@ class Manager:
                 base = dict(previous.record.get("values", {}))
                 job_id, run_dir = previous.record["id"], previous.run_dir
                 builtins["resume_path"] = _relative(run_dir / target["checkpoint"], self.spec.base)
+                start_ticks = target["timesteps"] if isinstance(target["timesteps"], int) else 0
             else:
                 job_id, run_dir = self._new_id()
+                start_ticks = 0
             clean, errors = self.spec.validate(values, base)
             if errors:
                 raise ValidationFailed(errors)
@@ -81,6 +83,7 @@ class Manager:
                 "values": clean,
                 "device": str(clean.get("device", self.spec.device)),
                 "resumed_from": builtins.get("resume_path"),
+                "start_timesteps": start_ticks,
             }
             self.job = Job.start(self.spec, run_dir, record)
             return self.job
@@ -103,6 +106,7 @@ class Manager:
             job.run_dir,
             params,
             end=job.record.get("ended_at"),
+            start_ticks=int(job.record.get("start_timesteps") or 0),
         )
 
     def shutdown(self, timeout: float | None = None) -> None:
@@ -133,9 +137,12 @@ def manager_for(spec_path: str | os.PathLike[str]) -> Manager:
 
 
 def forget_managers() -> None:
-    """For tests: the next `manager_for` reads its spec and its runs again."""
+    """For tests: stop what they started; the next `manager_for` reads its spec again."""
     with _managers_lock:
+        managers = list(_managers.values())
         _managers.clear()
+    for manager in managers:
+        manager.shutdown()
 
 
 __all__ = ["JobError", "Manager", "ValidationFailed", "manager_for"]

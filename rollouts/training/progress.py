@@ -66,7 +66,6 @@ class Progress:
         self.seq = 0
         self.total: int | None = None
         self.phase: str | None = None
-        self.first_timesteps: int | None = None  # of this process (a resume starts later)
         self._table: dict[str, float | None] | None = None
         self._section = ""
         self._lock = threading.Lock()
@@ -132,8 +131,6 @@ class Progress:
         self._add(int(ticks), metrics, "table")
 
     def _add(self, ticks: int, metrics: dict[str, float | None], source: str) -> None:
-        if self.first_timesteps is None:
-            self.first_timesteps = ticks
         last = self.points[-1] if self.points else None
         if last is not None and ticks <= last.timesteps:
             if source == "json" and last.source == "table" and ticks == last.timesteps:

@@ -9,13 +9,15 @@ import json
 import math
 import os
 import re
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 MAX_JSON_BYTES = 1 << 20
 EPISODE_ROWS = 200
-STEP_NAME = re.compile(r"(\d+)")
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # where `rollouts` is installed
 
 
 def read_json(path: Path) -> Any:
@@ -37,6 +39,17 @@ def scrub(value: Any) -> Any:
     if isinstance(value, str) and (value.startswith("/") or re.match(r"^[A-Za-z]:\\", value)):
         return PurePosixPath(value.replace("\\", "/")).name
     return value
+
+
+def path_scrubber(base: Path) -> Callable[[str], str]:
+    """A log line with this machine's directories cut out (a traceback's file names): the spec's
+    directory (paths become relative), then the interpreter's prefixes, the package, the home."""
+    roots = {str(base.resolve()): ""}
+    for other in (sys.prefix, sys.base_prefix, sys.exec_prefix, PACKAGE_ROOT, Path.home()):
+        roots.setdefault(str(Path(other).resolve()), "…/")
+    ordered = sorted((r for r in roots if r not in ("/", "")), key=len, reverse=True)
+    pattern = re.compile("|".join(re.escape(r) + r"(?:/|(?![\w.-]))" for r in ordered))
+    return lambda text: pattern.sub(lambda m: roots[m.group(0).rstrip("/")], text)
 
 
 def checkpoints(spec: Any, run_dir: Path) -> list[dict[str, Any]]:
@@ -86,12 +99,23 @@ def forced_stop_record(spec: Any, run_dir: Path, record: dict[str, Any]) -> dict
     }
 
 
-def recovery(spec: Any, run_dir: Path | None) -> dict[str, Any]:
+def recent_json(path: Path, since: float | None) -> Any:
+    """`read_json`, but None for a file older than `since` (a previous job's, in a resumed run)."""
+    try:
+        if since is not None and path.stat().st_mtime < since:
+            return None
+    except OSError:
+        return None
+    return read_json(path)
+
+
+def recovery(spec: Any, run_dir: Path | None, since: float | None = None) -> dict[str, Any]:
+    """What to recover from; a forced stop or a failure only when written since the job began."""
     if run_dir is None:
         return {"resume": None, "checkpoints": [], "forced_stop": None, "failure": None}
     pointer = read_json(run_dir / spec.resume_file)
-    forced = read_json(run_dir / "forced_stop.json")
-    failure = read_json(run_dir / "training_failure.json")
+    forced = recent_json(run_dir / "forced_stop.json", since)
+    failure = recent_json(run_dir / "training_failure.json", since)
     return {
         "resume": scrub(pointer) if isinstance(pointer, dict) else None,
         "checkpoints": checkpoints(spec, run_dir),

@@ -44,15 +44,20 @@ def job_part(record: dict[str, Any] | None, status: str, wall: float | None) -> 
 
 
 def progress_part(
-    progress: Progress, phases: list[dict[str, Any]], wall: float | None, end: float | None
+    progress: Progress,
+    phases: list[dict[str, Any]],
+    wall: float | None,
+    end: float | None,
+    start_ticks: int = 0,
 ) -> dict[str, Any]:
+    """Throughput counts the timesteps this process ran (`start_ticks`: where a resume began)."""
     points = progress.snapshot(limit=1)
     ticks = points[-1].timesteps if points else None
     total = progress.total
     fraction = min(1.0, ticks / total) if ticks is not None and total else None
     throughput = None
-    if ticks is not None and wall and progress.first_timesteps is not None:
-        done = ticks - progress.first_timesteps
+    if ticks is not None and wall:
+        done = ticks - start_ticks
         throughput = done / wall if done > 0 else None
     eta = None
     if throughput and total and ticks is not None:
@@ -89,12 +94,13 @@ def assemble(
     params: dict[str, Any],
     end: float | None = None,
     preview: str | None = None,
+    start_ticks: int = 0,
 ) -> dict[str, Any]:
     every = progress.snapshot()
     shown = progress.snapshot(after=params.get("after_metric"), limit=params.get("metric_limit"))
     return {
         "job": job,
-        "progress": progress_part(progress, phases, job["wall_seconds"], end),
+        "progress": progress_part(progress, phases, job["wall_seconds"], end, start_ticks),
         "metrics": {
             "points": [p.as_json() for p in shown],
             "cursor": progress.seq,
@@ -104,7 +110,7 @@ def assemble(
         "cards": cards(every, spec.metrics),
         "log": log.tail(params.get("log_tail", DEFAULT_LOG_TAIL), params.get("after_log")),
         "episodes": episodes(spec, run_dir),
-        "recovery": recovery(spec, run_dir),
+        "recovery": recovery(spec, run_dir, job["started_at"]),
         "links": {"samples": None, "trends": None},
         "preview": preview,
     }

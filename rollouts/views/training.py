@@ -55,12 +55,13 @@ def _hosted(*methods: str) -> Callable[[TrainView], Callable[..., HttpResponseBa
 
 
 def _links(request: HttpRequest, manager: Manager) -> dict[str, Any]:
-    if conf.TRAIN_FOLLOW:
-        rollout_dir = manager.rollout_dir()
-        if rollout_dir is not None and str(rollout_dir) != settings.ROLLOUTS_DATA_DIR:
-            settings.ROLLOUTS_DATA_DIR = str(rollout_dir)  # the viewer shows the hosted job's run
-    if manager.job is None:
+    """The viewer's pages of the job's run: only where the viewer follows the job (`train`);
+    a portal's data directories are its own, not the job's."""
+    rollout_dir = manager.rollout_dir()
+    if not conf.TRAIN_FOLLOW or rollout_dir is None:
         return {"samples": None, "trends": None}
+    if getattr(settings, "ROLLOUTS_DATA_DIR", None) != str(rollout_dir):
+        settings.ROLLOUTS_DATA_DIR = str(rollout_dir)  # the viewer shows the hosted job's run
     return {
         "samples": reverse("rollouts:bucket", kwargs={"bucket": "train"}),
         "trends": reverse("rollouts:trends", kwargs={"bucket": "train"}),

@@ -127,6 +127,9 @@ def test_a_crash_then_a_resume_continues_the_timesteps(tmp_path):
     crashed = manager.snapshot({})
     assert (crashed["job"]["status"], crashed["job"]["exit_code"]) == ("failed", 1)
     assert crashed["recovery"]["failure"] == {"step": 4, "error": "boom"}
+    assert any("RuntimeError: boom" in line["text"] for line in crashed["log"]["lines"])
+    text = json.dumps(crashed)  # the traceback's file names too: no server path
+    assert str(REPO_ROOT) not in text and str(tmp_path) not in text
     assert crashed["recovery"]["resume"]["timesteps"] == 40
     with pytest.raises(Exception, match="no such field"):
         manager.start({"bogus": 1}, resume_latest=True)
@@ -140,6 +143,7 @@ def test_a_crash_then_a_resume_continues_the_timesteps(tmp_path):
     snapshot = manager.snapshot({})
     assert snapshot["job"]["status"] == "exited" and snapshot["job"]["exit_code"] == 0
     assert ticks(manager) == [10 * n for n in range(1, 9)]  # continuous, none doubled
+    assert snapshot["recovery"]["failure"] is None  # the crash was the previous job's
     texts = [line["text"] for line in snapshot["log"]["lines"]]
     assert "resuming from step 4" in texts
 
@@ -161,8 +165,10 @@ def test_a_restarted_viewer_re_attaches_to_its_job(tmp_path):
     assert process_group_members(pid), "the training child runs on"
     with run_visualize(spec, "--no-browser", launcher=(sys.executable, "manage.py", "train")) as s:
         _, state = get_json(s.url("/api/train/state"))
-        assert state["job"]["pid"] == pid and state["job"]["status"] == "running"
-        assert state["metrics"]["points"]  # read again from the run's stdout.log
+        assert state["job"]["pid"] == pid and state["job"]["status"] in ("starting", "running")
+        # the points come back, read again from the run's stdout.log
+        until(lambda: get_json(s.url("/api/train/state"))[1]["metrics"]["points"], what="points")
+        assert get_json(s.url("/api/train/state"))[1]["job"]["status"] == "running"
         status, stopped = get_json(s.url("/api/train/stop"), method="POST", data=b"{}")
         assert status == 200 and stopped["job"]["status"] == "stopping"
         until(
@@ -180,8 +186,63 @@ def test_ctrl_c_stops_the_training_process_before_the_server(tmp_path):
         pid = started["job"]["pid"]
         run_dir = tmp_path / "runs" / started["job"]["id"]
         until(lambda: get_json(s.url("/api/train/state"))[1]["metrics"]["points"], what="points")
-        os.kill(s.pid, signal.SIGINT)
+        os.killpg(s.pid, signal.SIGINT)  # as a terminal sends Ctrl+C: server and worker
         s.proc.wait(30)
     assert (run_dir / "stopped.json").is_file()  # stopped gracefully, through the control file
     assert json.loads((run_dir / "job.json").read_text())["status"] == "exited"
     assert process_group_members(pid) == []
+
+
+def api_post(server: Any, name: str, body: dict[str, Any]) -> tuple[int, Any]:
+    return get_json(
+        server.url(f"/api/train/{name}"),
+        method="POST",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+
+
+def test_the_demo_trainer_end_to_end_through_manage_py_train(tmp_path):
+    pytest.importorskip("rollouts.demo_trainer")  # helper TRAINER's package, merged separately
+    spec = tmp_path / "demo-train.toml"
+    spec.write_text((REPO_ROOT / "examples" / "demo-train.toml").read_text())
+    launcher = (sys.executable, "manage.py", "train")
+    with run_visualize(spec, "--no-browser", launcher=launcher) as s:
+
+        def state() -> Any:
+            return get_json(s.url("/api/train/state?log_tail=50"))[1]
+
+        values = {"steps": 60, "step_seconds": 0.1, "table_every": 2}
+        status, started = api_post(s, "start", {"values": values})
+        assert status == 200, started
+        assert api_post(s, "start", {})[0] == 409
+        until(lambda: len(state()["metrics"]["points"]) >= 3, what="points")
+        assert api_post(s, "pause", {})[0] == 200
+        until(lambda: state()["job"]["status"] == "paused", what="paused")
+        assert api_post(s, "start", {})[0] == 409  # a paused job counts as running
+        assert api_post(s, "resume", {})[0] == 200
+        snapshot = state()
+        assert snapshot["job"]["status"] == "running"
+        assert snapshot["links"]["samples"] and snapshot["cards"]
+        # the viewer shows the job's own rollout_result
+        until(lambda: get_json(s.url("/api/jsonl/train/steps"))[0] == 200, what="train steps")
+        assert api_post(s, "stop", {})[0] == 200
+        until(lambda: state()["job"]["status"] == "exited", what="a graceful stop")
+        final = state()
+        assert final["job"]["exit_code"] == 0 and final["job"]["force_killed"] is False
+        assert final["recovery"]["resume"] is not None and final["recovery"]["checkpoints"]
+        # a crash, then "resume from the latest checkpoint" continues the timesteps
+        crash = {"steps": 12, "step_seconds": 0.05, "inject_failure": True, "fail_at_step": 6}
+        assert api_post(s, "start", {"values": crash})[0] == 200
+        until(lambda: state()["job"]["status"] == "failed", what="the crash")
+        crashed = state()
+        assert crashed["recovery"]["failure"] is not None
+        before = [p["timesteps"] for p in crashed["metrics"]["points"]]
+        status, resumed = api_post(
+            s, "start", {"values": {"inject_failure": False}, "resume_latest": True}
+        )
+        assert status == 200, resumed
+        until(lambda: state()["job"]["status"] == "exited", what="the resumed run")
+        after = [p["timesteps"] for p in state()["metrics"]["points"]]
+        assert after[: len(before)] == before and after[-1] > before[-1]
+        assert after == sorted(set(after))  # continuous: nothing doubled, nothing back

@@ -64,12 +64,12 @@ TOP_ROUTES: dict[str, list[tuple[str, str]]] = {
     "api-cache-stats": [("GET", "/api/cache/stats")],
     "api-cache-clear": [("POST", "/api/cache/clear"), ("GET", "/api/cache/clear")],
     "training": [("GET", "/training/"), ("POST", "/training/")],
-    "api-train-schema": [("GET", "/api/train/schema"), ("POST", "/api/train/schema")],
-    "api-train-state": [("GET", "/api/train/state"), ("POST", "/api/train/state")],
-    "api-train-start": [("GET", "/api/train/start"), ("POST", "/api/train/start")],
-    "api-train-pause": [("GET", "/api/train/pause"), ("POST", "/api/train/pause")],
-    "api-train-resume": [("GET", "/api/train/resume"), ("POST", "/api/train/resume")],
-    "api-train-stop": [("GET", "/api/train/stop"), ("POST", "/api/train/stop")],
+    "api-train-schema": [("GET", "/api/train/schema")],
+    "api-train-state": [("GET", "/api/train/state"), ("GET", "/api/train/state?preview=kl")],
+    "api-train-start": [("POST", "/api/train/start"), ("GET", "/api/train/start")],
+    "api-train-pause": [("POST", "/api/train/pause")],
+    "api-train-resume": [("POST", "/api/train/resume")],
+    "api-train-stop": [("POST", "/api/train/stop")],
 }
 
 

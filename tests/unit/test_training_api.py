@@ -159,3 +159,49 @@ def test_a_broken_spec_is_one_line(tmp_path):
     path.write_text("[job]\ncommand = 'python train.py'\n")
     with pytest.raises(CommandError, match="list of arguments"):
         call_command("train", str(path), "--print-schema")
+
+
+def test_no_training_answer_holds_a_server_path(client, settings, spec_path, tmp_path):
+    from tests.support.walk import TOP_ROUTES, leaks
+
+    spec_path.write_text(SLEEPER)  # what `start` starts: stopped by the fixture's teardown
+
+    routes = [r for name, rs in TOP_ROUTES.items() if name.startswith("api-train") for r in rs]
+    routes.append(("POST", "/api/train/start?bad"))
+    answers = {}
+    for method, path in routes:
+        response = client.generic(method, "/portal/rollouts" + path)
+        answers[(method, path)] = (response.status_code, dict(response.items()), response.content)
+    assert leaks(answers, [str(tmp_path), str(spec_path), str(REPO_ROOT)]) == []
+    assert all(status < 500 for status, _, _ in answers.values())
+
+
+def test_links_and_the_data_dir_follow_the_job_only_under_manage_py_train(
+    client, settings, spec_path
+):
+    run = spec_path.parent / "runs" / "20260101-000000"
+    (run / "rollout_result" / "train").mkdir(parents=True)
+    record = {
+        "id": run.name,
+        "run": run.name,
+        "command": ["x"],
+        "values": {},
+        "pid": 1,
+        "started_at": 1.0,
+        "ended_at": 2.0,
+        "status": "exited",
+        "exit_code": 0,
+    }
+    (run / "job.json").write_text(json.dumps(record))
+    settings.ROLLOUTS_DATA_DIR = "/portal/own/data"
+    portal = body(client.get(f"{PREFIX}/state"))
+    assert portal["job"]["id"] == run.name and portal["job"]["status"] == "exited"
+    assert portal["links"] == {"samples": None, "trends": None}
+    assert settings.ROLLOUTS_DATA_DIR == "/portal/own/data"
+    settings.ROLLOUTS_TRAIN_FOLLOW = True
+    followed = body(client.get(f"{PREFIX}/state"))
+    assert followed["links"] == {
+        "samples": "/portal/rollouts/train/",
+        "trends": "/portal/rollouts/train/trends/",
+    }
+    assert str(run / "rollout_result") == settings.ROLLOUTS_DATA_DIR

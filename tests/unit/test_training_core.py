@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -385,3 +386,85 @@ def test_a_job_record_whose_process_is_gone_is_shown_as_ended(tmp_path):
     job = Job.attach(load_spec(spec_path), run, record)
     assert job.wait(5)
     assert job.status() == "exited" and not job.running
+
+
+# What stable-baselines3's PPO prints with verbose=1 (two iterations, then a run stopped in the
+# middle of its third table), with the lines around it.
+CAPTURED_SB3 = """\
+Using cpu device
+-----------------------------
+| rollout/           |      |
+|    ep_len_mean     | 21.4 |
+|    ep_rew_mean     | 21.4 |
+| time/              |      |
+|    fps             | 1785 |
+|    iterations      | 1    |
+|    time_elapsed    | 1    |
+|    total_timesteps | 2048 |
+-----------------------------
+------------------------------------------
+| rollout/                |              |
+|    ep_len_mean          | 27.9         |
+|    ep_rew_mean          | 27.9         |
+| time/                   |              |
+|    fps                  | 1243         |
+|    iterations           | 2            |
+|    time_elapsed         | 3            |
+|    total_timesteps      | 4096         |
+| train/                  |              |
+|    approx_kl            | 0.0087653315 |
+|    clip_fraction        | 0.0587       |
+|    clip_range           | 0.2          |
+|    entropy_loss         | -0.686       |
+|    explained_variance   | -0.00391     |
+|    learning_rate        | 0.0003       |
+|    loss                 | 6.77         |
+|    n_updates            | 10           |
+|    policy_gradient_loss | -0.0101      |
+|    value_loss           | 49.5         |
+------------------------------------------
+------------------------------------------
+| eval/                   |              |
+|    mean_ep_length       | 200          |
+|    mean_reward          | 200          |
+------------------------------------------
+------------------------------------------
+| rollout/                |              |
+|    ep_len_mean          | 35.2         |
+|    ep_rew_mean          | 35.2         |
+"""
+
+
+def test_a_captured_sb3_log():
+    progress = Progress()
+    kinds = [progress.feed(line) for line in CAPTURED_SB3.splitlines()]
+    assert kinds[0] is None and kinds[1] == "table"
+    progress.finish()  # the process ended inside the third iteration's table
+    points = progress.snapshot()
+    assert [p.timesteps for p in points] == [2048, 4096]  # the eval table has no tick: dropped
+    first, second = points
+    assert first.metrics["ep_rew_mean"] == 21.4 and first.metrics["fps"] == 1785
+    assert second.metrics["approx_kl"] == 0.0087653315
+    assert second.metrics["explained_variance"] == -0.00391
+    assert "total_timesteps" not in second.metrics
+    # the cut table went to the last known tick (4096), which already had its point: skipped
+    assert progress.seq == 2
+
+
+def test_check_blocks_while_paused_and_counts_the_pause(tmp_path):
+    import threading
+
+    path = tmp_path / "control.json"
+    write_control(path, pause=True)
+    control = TrainingControl(path)
+    result: list[bool] = []
+    thread = threading.Thread(target=lambda: result.append(control.check()))
+    thread.start()
+    deadline = time.monotonic() + 5
+    while read_ack(path) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert read_ack(path) is not None and result == []  # blocked, and says so
+    write_control(path, pause=False)
+    thread.join(5)
+    assert result == [False] and control.paused_seconds > 0
+    assert read_ack(path) is None  # no longer blocked

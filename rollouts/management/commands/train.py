@@ -81,6 +81,8 @@ class Command(BaseCommand):
             )
         if not 0 <= options["port"] <= 65535:
             raise CommandError("--port must be between 0 and 65535")
+        if options["threads"] < 1:
+            raise CommandError("--threads must be at least 1")
         viewer = visualize.Command()
         listener = viewer._listen(host, options["port"])
         options["port"] = listener.getsockname()[1]
@@ -91,6 +93,8 @@ class Command(BaseCommand):
         settings.ROLLOUTS_TRAIN_SPEC = str(spec.path)
         settings.ROLLOUTS_TRAIN_ACCESS = "rollouts.access.allow_all"
         settings.ROLLOUTS_TRAIN_FOLLOW = True
+        if not data_dir.is_dir():  # no run yet: the first job makes it, no need to warn
+            settings.SILENCED_SYSTEM_CHECKS = [*settings.SILENCED_SYSTEM_CHECKS, "rollouts.W004"]
         self.check(display_num_errors=False)
 
         from django.core.handlers.wsgi import WSGIHandler
