@@ -56,7 +56,7 @@ class Trainer:
         self.started = time.monotonic()
         self.signal_name: str | None = None
         self.last: dict[str, float] = {}
-        self.first_timesteps = 0
+        self.first_timesteps = self.first_step = 0
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -110,7 +110,7 @@ class Trainer:
             except (OSError, ValueError, KeyError, TypeError) as error:
                 print(f"demo_trainer: --resume: {error!r}", file=sys.stderr, flush=True)
                 return 2  # nothing written: the run directory's recovery pointer stays as it was
-        self.first_timesteps = self.timesteps
+        self.first_timesteps, self.first_step = self.timesteps, self.step
         total = self.timesteps + options.steps * options.samples_per_step
         self.files.start_episodes()
         if options.resume is None or not (self.files.checkpoints / "baseline.json").exists():
@@ -140,7 +140,9 @@ class Trainer:
 
     def run_step(self, total: int) -> None:
         options, step = self.options, self.step
-        if options.fail_at_step is not None and step == options.fail_at_step:
+        # A resume from the failure's checkpoint (or later) gets past it, as a fixed bug would.
+        passed = options.resume is not None and self.first_step >= (options.fail_at_step or 0)
+        if step == options.fail_at_step and not passed:
             raise InjectedFailure(f"--fail-at-step {step}")
         pause = max(0.0, options.step_seconds)
         curve = metrics(self.regime, self.timesteps, self.seed, options.samples_per_step)

@@ -250,9 +250,9 @@ def test_resume_continues_the_timesteps_and_the_same_curve(tmp_path, trainers):
         "--fail-at-step", "5",
     )  # fmt: skip
     assert (whole.finish(), broken.finish()) == (0, 1)
-    resumed = start(
+    resumed = start(  # the same --fail-at-step: a resume gets past it
         trainers, tmp_path, "--run-dir", "broken", "--steps", "3", "--step-seconds", "0",
-        "--resume", "broken/resume.json",
+        "--fail-at-step", "5", "--resume", "broken/resume.json",
     )  # fmt: skip
     assert resumed.finish() == 0, resumed.stderr()
     before, after = broken.progress(), resumed.progress()

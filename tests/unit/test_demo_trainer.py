@@ -159,3 +159,13 @@ def test_a_bad_resume_target_exits_2_and_writes_nothing(tmp_path):
     for target in (tmp_path / "junk.json", tmp_path / "missing.json"):
         assert run_in_process(tmp_path, steps=1, resume=target)[0] == 2
     assert not (tmp_path / "run").exists()
+
+
+def test_an_injected_failure_fires_until_a_resume_starts_at_or_past_it(tmp_path):
+    assert run_in_process(tmp_path, steps=2, fail_at_step=4)[0] == 0
+    code, lines = run_in_process(tmp_path, steps=5, fail_at_step=4, resume=tmp_path / "run")
+    assert code == 1 and lines[-1]["timesteps"] == 16  # steps 2 and 3 ran, step 4 raised
+    failure = json.loads((tmp_path / "run/training_failure.json").read_text())
+    assert (failure["step"], failure["error"]) == (4, "InjectedFailure")
+    code, lines = run_in_process(tmp_path, steps=1, fail_at_step=4, resume=tmp_path / "run")
+    assert code == 0 and lines[-1]["timesteps"] == 20
