@@ -367,3 +367,32 @@ def test_the_connection_chip_says_when_the_server_is_gone(tab, tmp_path):
         expect(connection.locator(".rv-chip-value")).to_have_text("lost, retrying")
     assert tab.page_errors == []
     assert all("/api/train/state" in error for error in tab.console_errors)  # refused, no more
+
+
+def test_a_crashed_job_shows_its_failure_and_resumes_from_its_checkpoint(tab, tmp_path):
+    with start_trainer(tmp_path / "job") as server:
+        page = open_page(tab, server)
+        schema = get_json(server.url("/api/train/schema"))[1]
+        crash = next(p for p in schema["presets"] if p["values"].get("inject_failure"))
+        page.locator(f'#rv-train-presets button[data-preset="{crash["name"]}"]').click()
+        expect(page.locator("#rv-field-inject_failure")).to_be_checked()
+        page.fill("#rv-field-step_seconds", "0.05")
+        page.click("#rv-train-start")
+
+        expect_status(page, "failed")
+        state = get_json(server.url("/api/train/state"))[1]
+        failure = state["recovery"]["failure"]
+        assert state["job"]["exit_code"] not in (0, None)
+        expect(page.locator("#rv-train-exit")).to_have_text(str(state["job"]["exit_code"]))
+        recovery = page.locator("#rv-train-recovery")
+        expect(recovery).to_contain_text(f"Failed at step {failure['step']}: {failure['error']}")
+        expect(page.locator("#rv-log li.rv-log-stderr").first).to_be_attached()
+        expect_buttons(page, start=True, pause=False, stop=False, resume_latest=True)
+
+        page.click("#rv-train-resume-latest")
+        expect_status(page, "exited")  # past the failing step, to the last one
+        expect(page.locator("#rv-train-exit")).to_have_text("0")
+        expect(recovery).not_to_contain_text("Failed")
+        final = get_json(server.url("/api/train/state"))[1]
+        assert final["progress"]["timesteps"] > failure["timesteps"]
+        tab.assert_clean()

@@ -188,9 +188,12 @@
     var checkpoints = recovery.checkpoints || [];
     if (checkpoints.length) parts.push(checkpoints.length + " checkpoint(s): " +
       checkpoints.map(function (c) { return c.name; }).join(", "));
-    if (recovery.forced_stop) parts.push("The last job was killed after the grace period.");
-    if (recovery.failure) parts.push("The last job failed: " +
-      (recovery.failure.error || recovery.failure.message || "see the log"));
+    var forced = recovery.forced_stop, failure = recovery.failure;
+    if (forced) parts.push("Killed: " + (forced.reason || "no exit within the grace period") +
+      (forced.recovery && forced.recovery.checkpoint ? "; recover from " + forced.recovery.checkpoint : ""));
+    if (failure) parts.push("Failed" + (finite(failure.step) ? " at step " + failure.step : "") +
+      ": " + ([failure.error, failure.message].filter(Boolean).join(": ") || "see the log") +
+      (failure.recovery_checkpoint ? "; saved " + failure.recovery_checkpoint : ""));
     box.replaceChildren.apply(box, parts.map(function (p) { return html("p", "", p); }));
     box.hidden = !parts.length;
   }
