@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -355,6 +356,15 @@ def test_an_idle_host_shows_its_chips_and_no_job(tab, trainer):
     expect(chip(page, "wall")).to_have_text(NO_VALUE)
     expect_buttons(page, start=True, pause=False, stop=False, resume_latest=False)
     expect(page.locator("#rv-link-samples")).to_be_hidden()
+
+    # Polls carry the cursors of the last answer; Refresh reads everything again.
+    with page.expect_request(lambda r: "/api/train/state?after_metric=" in r.url) as polled:
+        pass
+    cursors = parse_qs(urlsplit(polled.value.url).query)
+    assert cursors["after_metric"] == [str(state["metrics"]["cursor"])]
+    assert cursors["after_log"] == [str(state["log"]["cursor"])]
+    with page.expect_request(lambda r: r.url.endswith("/api/train/state")):
+        page.click("#rv-train-refresh")
     tab.assert_clean()
 
 
