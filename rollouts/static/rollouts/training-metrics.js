@@ -2,7 +2,7 @@
 // card per metric (latest, change, sparkline, abnormal highlight) and the curve of the chosen
 // metric against timesteps (chart.js: crosshair read-out, smoothing, and the metric
 // dictionary's reference lines such as approx_kl = 0.05). Also the number formats the page
-// shares (rvTraining.fmt, rvTraining.fmtDelta).
+// shares (rvTraining.fmt, rvTraining.fmtDelta, rvTraining.duration).
 //
 //   var metrics = rvTraining.metrics();       // finds its elements by id
 //   metrics.setSchema(schema.metrics);        // labels, units, directions, reference lines
@@ -32,6 +32,14 @@
     return (delta > 0 ? "+" : delta < 0 ? "-" : "±") + fmt(Math.abs(delta));
   }
 
+  // Seconds as people read them: 12.3 s, 4m 05s, 1h 02m 03s.
+  function duration(seconds) {
+    if (!finite(seconds)) return "–";
+    if (seconds < 60) return seconds.toFixed(1) + " s";
+    var s = Math.round(seconds), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+    var pad = function (n) { return (n < 10 ? "0" : "") + n; };
+    return (h ? h + "h " + pad(m) + "m " : m + "m ") + pad(s % 60) + "s";
+  }
   function create() {
     var dictionary = {}; // key -> {key, label, unit, direction, reference}
     var order = []; // the dictionary's keys, in its order
@@ -180,4 +188,5 @@
   window.rvTraining.episodes = episodes;
   window.rvTraining.fmt = fmt;
   window.rvTraining.fmtDelta = fmtDelta;
+  window.rvTraining.duration = duration;
 })();

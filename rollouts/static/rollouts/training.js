@@ -14,19 +14,14 @@
   var html = window.rv.element; // shared.js
   var finite = window.rv.finite;
   var T = window.rvTraining; // training-form.js, training-log.js, training-metrics.js
+  var duration = T.duration;
   var main, form, log, metrics, pollMs = 3000;
   var state = { schema: null, snap: null, points: [], metricCursor: null, logCursor: null,
     process: null, preview: "", timer: null, seq: 0, acting: false };
 
   function byId(id) { return document.getElementById(id); }
   function text(id, value) { byId(id).textContent = value; }
-  function duration(seconds) {
-    if (!finite(seconds)) return "–";
-    if (seconds < 60) return seconds.toFixed(1) + " s";
-    var s = Math.round(seconds), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
-    var pad = function (n) { return (n < 10 ? "0" : "") + n; };
-    return (h ? h + "h " + pad(m) + "m " : m + "m ") + pad(s % 60) + "s";
-  }
+
 
   // -- talking to the server -------------------------------------------------------------
   function call(url, body) {
@@ -68,14 +63,15 @@
       schedule();
     });
   }
+  // The next poll; a hidden tab asks nothing until it is shown again (as live.js does).
   function schedule() {
     clearTimeout(state.timer);
-    state.timer = setTimeout(poll, pollMs);
+    state.timer = setTimeout(function () { if (document.hidden) state.asleep = true; else poll(); },
+      pollMs);
   }
   function restart() { // forget what was read and read everything again
-    state.metricCursor = state.logCursor = null;
+    state.metricCursor = state.logCursor = state.process = state.snap = null;
     state.points = [];
-    state.process = state.snap = null;
     log.reset();
     poll();
   }
@@ -289,6 +285,9 @@
       progress: byId("rv-log-progress"), follow: byId("rv-log-follow"), count: byId("rv-log-count") });
     metrics = T.metrics();
     setup();
+    document.addEventListener("visibilitychange", function () {
+      if (!document.hidden && state.asleep) { state.asleep = false; poll(); }
+    });
     loadSchema();
     poll();
   }
