@@ -140,7 +140,8 @@
     chip("rv-chip-device", job.device || "–");
     byId("rv-train-preview-note").hidden = !snap.preview;
     var links = snap.links || {};
-    [["rv-link-samples", links.samples], ["rv-link-trends", links.trends]].forEach(function (pair) {
+    [["rv-link-samples", links.samples], ["rv-link-stats", links.stats],
+      ["rv-link-trends", links.trends]].forEach(function (pair) {
       var a = byId(pair[0]);
       a.hidden = !pair[1];
       if (pair[1]) a.href = pair[1];
