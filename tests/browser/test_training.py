@@ -279,6 +279,8 @@ def test_start_pause_resume_stop_with_the_buttons_following(tab, tmp_path):
         expect_buttons(page, start=False, pause=True, stop=True, resume_latest=False)
         expect(page.locator("#rv-train-pause")).to_have_text("Pause")
         expect(page.locator("#rv-field-steps")).to_be_disabled()  # in the locked fieldset
+        expect(page.locator("#rv-train-presets button").first).to_be_disabled()
+        expect(page.locator("#rv-train-defaults")).to_be_disabled()
         expect(page.locator("#rv-train-locked")).to_be_visible()
         expect(page.locator("#rv-cards .rv-metric-card").first).to_be_visible(timeout=JOB_MS)
         expect(page.locator("#rv-trend-chart .rv-trend-point").first).to_be_attached()

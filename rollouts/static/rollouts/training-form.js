@@ -138,7 +138,9 @@
 
     function lock(locked) {
       box.disabled = locked;
-      presetsEl.querySelectorAll("button").forEach(function (b) { b.disabled = locked; });
+      var buttons = [].slice.call(presetsEl.querySelectorAll("button"))
+        .concat([].slice.call(formEl.querySelectorAll('button[type="button"]')));
+      buttons.forEach(function (b) { b.disabled = locked; });
     }
 
     function showErrors(errors) {
