@@ -408,3 +408,29 @@ def test_a_crashed_job_shows_its_failure_and_resumes_from_its_checkpoint(tab, tm
         final = get_json(server.url("/api/train/state"))[1]
         assert final["progress"]["timesteps"] > failure["timesteps"]
         tab.assert_clean()
+
+
+def test_the_log_keeps_the_last_4000_lines_each_once(tab, trainer):
+    page = open_page(tab, trainer)
+    kept = page.evaluate(
+        """() => {
+            const el = {};
+            const tags = {list: "ol", filter: "input", errors: "input", progress: "input",
+                          follow: "input", count: "span"};
+            for (const [name, tag] of Object.entries(tags)) {
+                el[name] = document.createElement(tag);
+                if (tag === "input" && name !== "filter") el[name].type = "checkbox";
+            }
+            el.progress.checked = true;
+            const log = window.rvTraining.log(el);
+            const lines = n => Array.from(
+                {length: n}, (_, i) => ({n: i + 1, text: "line " + (i + 1), kind: "stdout"}));
+            log.add(lines(3000));
+            log.add(lines(4100));  // the first 3000 again: each line is kept once
+            const items = [...el.list.children];
+            return {count: items.length, first: items[0].dataset.n, last: items.at(-1).dataset.n,
+                    text: el.count.textContent};
+        }"""
+    )
+    assert kept == {"count": 4000, "first": "101", "last": "4100", "text": "4000 lines"}
+    tab.assert_clean()
