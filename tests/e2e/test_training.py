@@ -251,3 +251,15 @@ def test_the_demo_trainer_end_to_end_through_manage_py_train(tmp_path):
         after = [p["timesteps"] for p in state()["metrics"]["points"]]
         assert after[: len(before)] == before and after[-1] > before[-1]
         assert after == sorted(set(after))  # continuous: nothing doubled, nothing back
+
+
+def test_train_behind_a_base_path(tmp_path):
+    spec = write_spec(tmp_path)
+    launcher = (sys.executable, "manage.py", "train")
+    with run_visualize(
+        spec, "--no-browser", "--base-path", "/absproxy/8036/", launcher=launcher
+    ) as s:
+        status, schema = get_json(s.url("/absproxy/8036/api/train/schema"))
+        assert status == 200 and {f["name"] for f in schema["fields"]} >= {"mode", "steps"}
+        assert "/absproxy/8036/training/" in s.stdout()
+    assert not (tmp_path / "runs").exists()  # serving alone starts nothing
