@@ -30,17 +30,14 @@ POLL_SECONDS = 0.15  # between reads while paused
 
 
 def read_control(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The requests in the file; missing or unreadable: no request."""
+    """The requests in the file, `{"pause", "stop"}`; missing or unreadable: no request."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         data = {}
     if not isinstance(data, dict):
         data = {}
-    result: dict[str, Any] = {"pause": data.get("pause") is True, "stop": data.get("stop") is True}
-    if isinstance(data.get("updated"), int | float):
-        result["updated"] = data["updated"]
-    return result
+    return {"pause": data.get("pause") is True, "stop": data.get("stop") is True}
 
 
 def write_control(

@@ -79,6 +79,7 @@ def test_start_poll_pause_resume_stop_and_the_exit_code(tmp_path):
     assert manager.snapshot({})["job"]["status"] == "running"
     job.pause()
     until(lambda: job.status() == "paused", what="paused (the child's ack)")
+    time.sleep(0.3)  # the output written before the child blocked is read by now
     frozen = ticks(manager)
     wall = job.wall_seconds() or 0.0
     time.sleep(0.8)
@@ -186,10 +187,14 @@ def test_ctrl_c_stops_the_training_process_before_the_server(tmp_path):
         pid = started["job"]["pid"]
         run_dir = tmp_path / "runs" / started["job"]["id"]
         until(lambda: get_json(s.url("/api/train/state"))[1]["metrics"]["points"], what="points")
+        began = time.monotonic()
         os.killpg(s.pid, signal.SIGINT)  # as a terminal sends Ctrl+C: server and worker
         s.proc.wait(30)
+        # the worker stopped its child (no waiting out gunicorn's graceful timeout)
+        assert time.monotonic() - began < 8
     assert (run_dir / "stopped.json").is_file()  # stopped gracefully, through the control file
-    assert json.loads((run_dir / "job.json").read_text())["status"] == "exited"
+    record = json.loads((run_dir / "job.json").read_text())
+    assert (record["status"], record["exit_code"]) == ("exited", 0)
     assert process_group_members(pid) == []
 
 
@@ -246,3 +251,15 @@ def test_the_demo_trainer_end_to_end_through_manage_py_train(tmp_path):
         after = [p["timesteps"] for p in state()["metrics"]["points"]]
         assert after[: len(before)] == before and after[-1] > before[-1]
         assert after == sorted(set(after))  # continuous: nothing doubled, nothing back
+
+
+def test_train_behind_a_base_path(tmp_path):
+    spec = write_spec(tmp_path)
+    launcher = (sys.executable, "manage.py", "train")
+    with run_visualize(
+        spec, "--no-browser", "--base-path", "/absproxy/8036/", launcher=launcher
+    ) as s:
+        status, schema = get_json(s.url("/absproxy/8036/api/train/schema"))
+        assert status == 200 and {f["name"] for f in schema["fields"]} >= {"mode", "steps"}
+        assert "/absproxy/8036/training/" in s.stdout()
+    assert not (tmp_path / "runs").exists()  # serving alone starts nothing

@@ -121,11 +121,30 @@ class Command(BaseCommand):
                 listener=listener,
                 workers=1,  # the job lives in the one worker
                 threads=options["threads"],
+                post_worker_init=_quit_stops_the_job_first(spec),
                 worker_exit=_stop_job_in_worker(spec),
                 graceful_timeout=math.ceil(spec.grace_seconds) + 10,
             )
         finally:
             stop_leftover(spec)  # the worker was killed before it could stop the job
+
+
+def _quit_stops_the_job_first(spec: Spec) -> Any:
+    """Ctrl+C reaches the worker twice (SIGINT from the terminal, SIGQUIT from the arbiter), and
+    gthread's quit handler, re-entered, deadlocks on its pool's lock until the arbiter kills the
+    worker: so the first signal stops the job, then quits once; the others are ignored."""
+
+    def post_worker_init(worker: Any) -> None:
+        def quit_once(sig: int, frame: Any) -> None:
+            for other in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
+                signal.signal(other, signal.SIG_IGN)
+            manager_for(spec.path).shutdown()
+            worker.handle_quit(sig, frame)
+
+        for sig in (signal.SIGINT, signal.SIGQUIT):
+            signal.signal(sig, quit_once)
+
+    return post_worker_init
 
 
 def _stop_job_in_worker(spec: Spec) -> Any:
