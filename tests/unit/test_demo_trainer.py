@@ -146,8 +146,7 @@ def test_the_control_files_api(tmp_path, monkeypatch):
     assert read_control(path) == {"pause": False, "stop": False}
     write_control(path, pause=True)
     write_control(path, stop=True)
-    assert read_control(path)["pause"] is True  # (the file also says when: `updated`)
-    assert read_control(path)["stop"] is True
+    assert read_control(path) == {"pause": True, "stop": True}
     assert TrainingControl(path).check() is True
     assert TrainingControl(None).check() is False
     path.write_text("{half")
