@@ -21,6 +21,11 @@ from .conf import conf
 DENIED_MESSAGE = "you are not allowed to see these rollouts"
 
 
+def allow_all(request: HttpRequest) -> bool:
+    """Everyone: what `manage.py train` uses for ROLLOUTS_TRAIN_ACCESS (it binds to loopback)."""
+    return True
+
+
 def require_login(request: HttpRequest) -> bool:
     user = getattr(request, "user", None)
     return bool(user is not None and user.is_authenticated)

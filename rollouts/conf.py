@@ -30,6 +30,9 @@ def default_index_processes() -> int:
     return min(4, os.cpu_count() or 1)
 
 
+DEFAULT_TRAIN_ACCESS = "rollouts.access.require_staff"
+
+
 def _allow_all(request: Any) -> bool:
     return True
 
@@ -91,6 +94,25 @@ class RolloutsSettings:
         if check is None:
             return _allow_all
         return import_string(check) if isinstance(check, str) else check
+
+    @property
+    def TRAIN_SPEC(self) -> Path | None:
+        """The job spec (TOML) of the training run this site hosts; None: training is off."""
+        value = getattr(settings, "ROLLOUTS_TRAIN_SPEC", None)
+        return Path(value).expanduser() if value else None
+
+    @property
+    def TRAIN_ACCESS(self) -> Callable[[Any], bool]:
+        """Who may see and drive the training run, besides the app's ACCESS: a callable or its
+        dotted path; staff users by default (`manage.py train` allows the local user)."""
+        check = getattr(settings, "ROLLOUTS_TRAIN_ACCESS", None) or DEFAULT_TRAIN_ACCESS
+        return import_string(check) if isinstance(check, str) else check
+
+    @property
+    def TRAIN_FOLLOW(self) -> bool:
+        """Whether the viewer's data directory follows the hosted job's rollout_result (set by
+        `manage.py train`; a portal keeps its own data directories)."""
+        return bool(getattr(settings, "ROLLOUTS_TRAIN_FOLLOW", False))
 
     @property
     def DISK_CACHE(self) -> Path | None:

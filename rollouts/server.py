@@ -56,11 +56,22 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def serve(
-    application: Callable[..., Any], *, listener: socket.socket, workers: int, threads: int
+    application: Callable[..., Any],
+    *,
+    listener: socket.socket,
+    workers: int,
+    threads: int,
+    **extra: Any,
 ) -> None:
     """Serve on `listener` (bound and listening) until SIGINT/SIGTERM.
 
-    Threads share one worker's cache, so the default is 1 worker.
+    Threads share one worker's cache, so the default is 1 worker. `extra`: more gunicorn
+    settings (`manage.py train` adds a worker_exit hook and a longer graceful_timeout).
     """
-    options = {"bind": [f"fd://{listener.fileno()}"], "workers": workers, "threads": threads}
+    options = {
+        "bind": [f"fd://{listener.fileno()}"],
+        "workers": workers,
+        "threads": threads,
+        **extra,
+    }
     ViewerServer(application, {**options, "errorlog": "-", "loglevel": "warning"}).run()

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import include, path, register_converter
 
-from .views import api, navigation, samples, stats, trends
+from .views import api, navigation, samples, stats, training, training_page, trends
 
 app_name = "rollouts"
 
@@ -52,8 +52,21 @@ data_dir_patterns = [
     path("<str:bucket>/<path:rest>", navigation.page_not_found, name="not-found"),
 ]
 
+# The hosted training run (404 unless ROLLOUTS_TRAIN_SPEC is set); before the data dir's
+# patterns, whose api/<path> and <bucket>/ would take these addresses.
+training_patterns = [
+    path("api/train/schema", training.api_train_schema, name="api-train-schema"),
+    path("api/train/state", training.api_train_state, name="api-train-state"),
+    path("api/train/start", training.api_train_start, name="api-train-start"),
+    path("api/train/pause", training.api_train_pause, name="api-train-pause"),
+    path("api/train/resume", training.api_train_resume, name="api-train-resume"),
+    path("api/train/stop", training.api_train_stop, name="api-train-stop"),
+]
+
 urlpatterns = [
+    *training_patterns,
     path("runs/", navigation.runs_page, name="runs"),
+    path("training/", training_page.training_page, name="training"),
     path("runs/<str:run>/", include((data_dir_patterns, "run"))),
     path("api/cache/stats", api.api_cache_stats, name="api-cache-stats"),
     path("api/cache/clear", api.api_cache_clear, name="api-cache-clear"),

@@ -124,11 +124,14 @@ def reading(
     truncation: Sequence[float] = (),
     zero_signal: Sequence[float] = (),
     window: int | None = None,
+    falling_first: bool = False,
 ) -> dict[str, Any]:
     """The reading of per-step mean rewards (NaN steps left out), plus warnings.
 
     The window is the last WINDOW steps, or the last tenth of a long run: ten steps of a
-    400-step run are too few to tell a slow climb from its noise.
+    400-step run are too few to tell a slow climb from its noise. `falling_first`: a negative
+    slope reads "not rising" even when the curve is flat enough for a plateau (the training
+    reading's order, training/convergence.py).
     """
     points = [v for v in rewards if math.isfinite(v)]
     if window is None:
@@ -168,14 +171,15 @@ def reading(
         and numbers["cv"] <= PLATEAU_CV
         and numbers["range_ratio"] <= PLATEAU_RANGE
     )
-    if flat:
+    falling = numbers["slope"] < 0
+    if flat and not (falling_first and falling):
         name = "plateau"
         why = (
             f"the halves differ by {numbers['shift']:+.4g}, within the noise "
             f"{numbers['noise']:.4g}; cv {numbers['cv']:.3f} <= {PLATEAU_CV}, range "
             f"{numbers['range_ratio']:.3f} of the level <= {PLATEAU_RANGE}"
         )
-    elif numbers["slope"] < 0:
+    elif falling:
         name = "not rising"
         why = f"the slope of the last {len(recent)} steps is {numbers['slope']:+.4g} per step"
     else:
@@ -212,52 +216,55 @@ def convergence(points: Sequence[StepMetrics]) -> dict[str, Any]:
 
 
 def cards(points: Sequence[StepMetrics]) -> list[dict[str, Any]]:
-    """The metric cards: latest value, change since the previous step, a trend line, and a
+    """The metric cards of CARD_KEYS (see `card`)."""
+    by_key = {m.key: m for m in METRICS}
+    found = (card(points, by_key[key]) for key in CARD_KEYS)
+    return [c for c in found if c is not None]
+
+
+def card(points: Sequence[StepMetrics], metric: Metric) -> dict[str, Any] | None:
+    """One metric card: latest value, change since the previous step, a trend line, and a
     highlight when the change departs from the recent trend, the wrong way, by more than
     ABNORMAL_NOISE times the recent point-to-point noise (and the metric's floor)."""
-    by_key = {m.key: m for m in METRICS}
-    result = []
-    for key in CARD_KEYS:
-        metric = by_key[key]
-        steps = [(p.step, v) for p in points if math.isfinite(v := _number(p.metrics.get(key)))]
-        if not steps:
-            continue
-        values = [v for _, v in steps]
-        latest = values[-1]
-        previous = values[-2] if len(values) > 1 else None
-        delta = latest - previous if previous is not None else None
-        card: dict[str, Any] = {
-            "key": key,
-            "label": metric.label,
-            "step": steps[-1][0],
-            "latest": latest,
-            "previous": previous,
-            "delta": delta,
-            "spark": [{"step": s, "value": v} for s, v in steps[-SPARK_POINTS:]],
-            "abnormal": False,
-            "why": None,
-        }
-        recent = values[-11:-1]  # the trend and noise of the steps before the latest one
-        if delta is not None and len(recent) >= 3:
-            # A jump is a change unlike the recent ones: a steady climb is the reading's
-            # business, not an alarm. Surprise = the change minus the recent mean change.
-            trend = (recent[-1] - recent[0]) / (len(recent) - 1)
-            surprise = delta - trend
-            # Floors: the metric's own, and 2 % of its level (a perfectly steady curve has
-            # no noise, and a neutral metric no floor of its own).
-            allowed = max(
-                ABNORMAL_NOISE * noise(recent), metric.floor, RELATIVE_FLOOR * abs(recent[-1])
+    key = metric.key
+    steps = [(p.step, v) for p in points if math.isfinite(v := _number(p.metrics.get(key)))]
+    if not steps:
+        return None
+    values = [v for _, v in steps]
+    latest = values[-1]
+    previous = values[-2] if len(values) > 1 else None
+    delta = latest - previous if previous is not None else None
+    result: dict[str, Any] = {
+        "key": key,
+        "label": metric.label,
+        "step": steps[-1][0],
+        "latest": latest,
+        "previous": previous,
+        "delta": delta,
+        "spark": [{"step": s, "value": v} for s, v in steps[-SPARK_POINTS:]],
+        "abnormal": False,
+        "why": None,
+    }
+    recent = values[-11:-1]  # the trend and noise of the steps before the latest one
+    if delta is not None and len(recent) >= 3:
+        # A jump is a change unlike the recent ones: a steady climb is the reading's
+        # business, not an alarm. Surprise = the change minus the recent mean change.
+        trend = (recent[-1] - recent[0]) / (len(recent) - 1)
+        surprise = delta - trend
+        # Floors: the metric's own, and 2 % of its level (a perfectly steady curve has
+        # no noise, and a neutral metric no floor of its own).
+        allowed = max(
+            ABNORMAL_NOISE * noise(recent), metric.floor, RELATIVE_FLOOR * abs(recent[-1])
+        )
+        result.update(trend=trend, surprise=surprise, threshold=allowed)
+        wrong_way = surprise * metric.direction < 0 if metric.direction else True
+        if wrong_way and abs(surprise) > allowed:
+            result["abnormal"] = True
+            result["why"] = (
+                f"changed by {delta:+.4g} since the previous step, {surprise:+.4g} against "
+                f"its recent trend ({trend:+.4g} a step): more than {ABNORMAL_NOISE:g} x its "
+                f"recent noise ({allowed:.4g})"
             )
-            card.update(trend=trend, surprise=surprise, threshold=allowed)
-            wrong_way = surprise * metric.direction < 0 if metric.direction else True
-            if wrong_way and abs(surprise) > allowed:
-                card["abnormal"] = True
-                card["why"] = (
-                    f"changed by {delta:+.4g} since the previous step, {surprise:+.4g} against "
-                    f"its recent trend ({trend:+.4g} a step): more than {ABNORMAL_NOISE:g} x its "
-                    f"recent noise ({allowed:.4g})"
-                )
-        result.append(card)
     return result
 
 

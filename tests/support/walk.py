@@ -63,6 +63,13 @@ TOP_ROUTES: dict[str, list[tuple[str, str]]] = {
     "runs": [("GET", "/runs/"), ("GET", "/runs/nope/")],
     "api-cache-stats": [("GET", "/api/cache/stats")],
     "api-cache-clear": [("POST", "/api/cache/clear"), ("GET", "/api/cache/clear")],
+    "training": [("GET", "/training/"), ("POST", "/training/")],
+    "api-train-schema": [("GET", "/api/train/schema")],
+    "api-train-state": [("GET", "/api/train/state"), ("GET", "/api/train/state?preview=kl")],
+    "api-train-start": [("POST", "/api/train/start"), ("GET", "/api/train/start")],
+    "api-train-pause": [("POST", "/api/train/pause")],
+    "api-train-resume": [("POST", "/api/train/resume")],
+    "api-train-stop": [("POST", "/api/train/stop")],
 }
 
 

@@ -26,17 +26,31 @@ LAYERS = {
     "presentation": {"presentation", "store"},
     "tui": {"tui", "presentation", "store"},
     "demo": {"demo"},
+    "control": {"control"},
+    "training": {"training", "control", "store"},
+    "demo_trainer": {"demo_trainer", "demo", "control"},
     "glue": {"glue", "presentation", "store"},
-    "views": {"views", "glue", "presentation", "store"},
+    "views": {"views", "glue", "presentation", "store", "training"},
     "urls": {"views", "glue"},
-    "commands": {"glue", "store", "tui"},
+    "commands": {"commands", "glue", "store", "tui", "training"},
 }
-WITHOUT_DJANGO = {"store", "presentation", "tui", "demo"}
+WITHOUT_DJANGO = {"store", "presentation", "tui", "demo", "control", "training", "demo_trainer"}
 
 
 def layer_of(module: str) -> str:
     parts = module.split(".")
-    if len(parts) > 1 and parts[1] in ("store", "presentation", "tui", "demo", "views", "urls"):
+    layers = (
+        "store",
+        "presentation",
+        "tui",
+        "demo",
+        "demo_trainer",
+        "control",
+        "views",
+        "urls",
+        "training",
+    )
+    if len(parts) > 1 and parts[1] in layers:
         return parts[1]
     if len(parts) > 1 and parts[1] == "management":
         return "commands"

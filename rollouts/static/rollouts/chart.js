@@ -4,20 +4,17 @@
 //   var chart = rvChart.create(svgElement, {
 //     tooltip: element,        // the crosshair's values box (required)
 //     legend: element,         // a <ul> for the legend (optional)
-//     href: function (point),  // a point's link; without it points are not links, and a
-//                              // click or Enter opens nothing (optional)
+//     href: function (point),  // a point's link (optional; without it a click opens nothing)
 //     format: function (value, key),  // a value as text (optional: String, "–" when missing)
 //     percent: function (key),        // whether a key's values are shares, shown in % (optional)
 //     xLabel: "step",          // the x axis' name (optional)
 //   });
-//   chart.draw(points, lines, smoothing);
+//   chart.draw(points, lines, smoothing, references);
 //     points: [{step, name?}, ...] in step order (x positions; `name` goes to data-name)
-//     lines: [{key, label, values}, ...], values aligned with points; a non-finite value is a
-//            gap, never a 0
+//     lines: [{key, label, values}, ...], values aligned with points (non-finite: a gap, not 0)
 //     smoothing: the EMA weight, 0 (raw) to 0.99
-//   rvChart.sparkline(values): a small <svg class="rv-spark"> of finite values, no axes.
-//   rvChart.ema(values, weight) and rvChart.ticks(low, high, count): the pure helpers.
-//
+//     references: [{value, label}, ...] dashed horizontal lines, kept in view (optional)
+//   rvChart.sparkline(values): a small <svg class="rv-spark">; rvChart.ema, rvChart.ticks.
 // Nothing here knows a page's ids or URLs: elements and links come from the caller. Nothing
 // sets an inline style (the CSP forbids it): geometry is SVG attributes, looks are CSS classes
 // (rv-line-0 ... rv-line-7, rv-crosshair, rv-trend-point, ... in trends.css).
@@ -63,9 +60,9 @@
   }
 
   // Step -> x and value -> y, from the steps and the shown values (with some headroom).
-  function scales(points, lines, width, height) {
+  function scales(points, lines, width, height, extra) {
     var x0 = points[0].step, x1 = points[points.length - 1].step;
-    var ys = [].concat.apply([], lines.map(function (l) { return l.raw.filter(finite); }));
+    var ys = [].concat.apply(extra, lines.map(function (l) { return l.raw.filter(finite); }));
     var y0 = ys.length ? Math.min.apply(null, ys) : 0, y1 = ys.length ? Math.max.apply(null, ys) : 1;
     var pad = y1 > y0 ? (y1 - y0) * 0.08 : Math.abs(y0) * 0.1 || 0.5;
     var left = PAD.left, right = width - PAD.right, top = PAD.top, bottom = height - PAD.bottom;
@@ -109,12 +106,13 @@
     var percent = options.percent || function () { return false; };
     var xLabel = options.xLabel || "step";
     var heading = xLabel.charAt(0).toUpperCase() + xLabel.slice(1);
-    var points = [], series = [], lines = [], scale = null, hoverStep = null, smoothing = 0;
+    var points = [], series = [], lines = [], scale = null, hoverStep = null, smoothing = 0, references = [];
 
-    function draw(newPoints, newLines, weight) {
+    function draw(newPoints, newLines, weight, refs) {
       points = newPoints;
       series = newLines;
       smoothing = weight;
+      references = (refs || []).filter(function (r) { return finite(r.value); });
       chart.setAttribute("data-smoothing", smoothing);
       lines = newLines.map(function (l, i) {
         var raw = l.values.map(function (v) { return finite(v) ? v : null; });
@@ -125,8 +123,9 @@
       if (!points.length) return hideHover();
       var width = Math.max(chart.clientWidth, 320), height = Math.max(chart.clientHeight, 200);
       chart.setAttribute("viewBox", "0 0 " + width + " " + height);
-      scale = scales(points, lines, width, height);
+      scale = scales(points, lines, width, height, references.map(function (r) { return r.value; }));
       drawAxes(width, height);
+      references.forEach(drawReference);
       lines.forEach(drawLine);
       var cross = svg("g", { "class": "rv-crosshair" }, chart);
       svg("line", { "class": "rv-crosshair-line", x1: 0, x2: 0, y1: PAD.top,
@@ -160,6 +159,14 @@
         grid);
       svg("text", { "class": "rv-axis-label", x: (s.left + s.right) / 2, y: height - 4,
         "text-anchor": "middle" }, grid).textContent = xLabel;
+    }
+
+    function drawReference(ref) {
+      var y = scale.y(ref.value).toFixed(2);
+      var group = svg("g", { "class": "rv-reference", "data-value": ref.value }, chart);
+      svg("line", { "class": "rv-reference-line", x1: scale.left, x2: scale.right, y1: y, y2: y }, group);
+      svg("text", { "class": "rv-reference-label", x: scale.right - 4, y: y, dy: "-0.35em",
+        "text-anchor": "end" }, group).textContent = ref.label || "reference " + ref.value;
     }
 
     // A faint raw line, the smoothed line over it, and every raw value as a dot (a link to its

@@ -1,5 +1,5 @@
-// Relax Rollout Viewer: the convergence reading's box on the trends page (trends.js calls
-// window.rvReading.render with the reading from the trends JSON and its number formats): the
+// Relax Rollout Viewer: the convergence reading's box on the trends and Training pages (their
+// scripts call window.rvReading.render with the reading from their JSON and number formats): the
 // verdict, why, and every number the reading compared with the rule it was held against.
 // Text reaches the page only through textContent.
 (function () {
@@ -10,7 +10,7 @@
 
   // Every number the reading compared: [name, label, compared with, rule, whether it holds].
   function readingRows(n, t, fmt) {
-    return [
+    var rows = [
       ["steps", "steps with a reward", "min_steps " + t.min_steps,
         "at least min_steps (else warming up)", n.steps >= t.min_steps],
       ["window_steps", "steps read", "window " + t.window, "the last window steps", null],
@@ -23,7 +23,17 @@
         "plateau needs range_ratio ≤ plateau_range",
         finite(n.range_ratio) && n.range_ratio <= t.plateau_range],
       ["slope", "slope per step", "0", "not rising when slope < 0", finite(n.slope) && n.slope < 0],
+      ["approx_kl", "latest approx_kl", "kl_max " + t.kl_max, "kl too large when approx_kl > kl_max",
+        finite(n.approx_kl) && n.approx_kl > t.kl_max],
+      ["explained_variance", "latest explained variance",
+        "explained_variance_min " + t.explained_variance_min,
+        "value not fitted when explained_variance < explained_variance_min",
+        finite(n.explained_variance) && n.explained_variance < t.explained_variance_min],
     ].filter(function (row) { return row[0] in n; });
+    // A number no rule above names is still shown (the training reading has more).
+    var named = rows.map(function (row) { return row[0]; }).concat(["noise"]);
+    return rows.concat(Object.keys(n).filter(function (k) { return named.indexOf(k) < 0; })
+      .map(function (k) { return [k, k, "", "", null]; }));
   }
 
   function render(box, reading, fmt, fmtDelta) {
@@ -31,7 +41,7 @@
     box.setAttribute("data-reading", reading.reading);
     box.querySelector(".rv-reading-name").textContent = reading.reading;
     box.querySelector(".rv-reading-why").textContent = reading.why;
-    var rows = readingRows(numbers, reading.thresholds, fmt).map(function (row) {
+    var rows = readingRows(numbers, reading.thresholds || {}, fmt).map(function (row) {
       var tr = html("tr"), value = numbers[row[0]], holds = row[4];
       tr.setAttribute("data-number", row[0]);
       [row[1], row[0] === "shift" ? fmtDelta(value) : fmt(value), row[2], row[3]]
@@ -44,8 +54,9 @@
     table.hidden = !rows.length;
     body.replaceChildren.apply(body, rows);
     var warnings = box.querySelector("#rv-warnings");
-    warnings.hidden = !reading.warnings.length;
-    warnings.replaceChildren.apply(warnings, reading.warnings.map(function (w) {
+    var warned = reading.warnings || [];
+    warnings.hidden = !warned.length;
+    warnings.replaceChildren.apply(warnings, warned.map(function (w) {
       return html("li", "rv-warning", w);
     }));
     box.querySelector(".rv-disclaimer").textContent = "Heuristic: " + reading.disclaimer + ".";

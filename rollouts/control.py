@@ -1,0 +1,126 @@
+"""The control file a training loop reads: pause and stop requests, standard library only.
+
+The viewer writes `{"pause": bool, "stop": bool, "updated": <unix time>}` atomically (a
+temporary file in the same directory, then `os.replace`), so a reader never sees half a file.
+A training loop calls `TrainingControl().check()` every N steps: it blocks while paused (the
+time blocked is `paused_seconds`, to leave out of a wall-clock budget) and returns True when a
+stop is requested. Signals are only the fallback for scripts that never read the file.
+
+    from rollouts.control import TrainingControl
+    control = TrainingControl()          # the path from env RELAX_CONTROL_FILE; none: a no-op
+    for step in range(steps):
+        if control.check():
+            save_and_exit()
+        train_one_step()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ENV = "RELAX_CONTROL_FILE"
+ACK_SUFFIX = ".ack"  # beside the control file: the loop says it is blocked in a pause
+POLL_SECONDS = 0.15  # between reads while paused
+
+
+def read_control(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The requests in the file, `{"pause", "stop"}`; missing or unreadable: no request."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict):
+        data = {}
+    return {"pause": data.get("pause") is True, "stop": data.get("stop") is True}
+
+
+def write_control(
+    path: str | os.PathLike[str], *, pause: bool | None = None, stop: bool | None = None
+) -> None:
+    """Set the requests given (the others keep their value), atomically."""
+    target = Path(path)
+    current = read_control(target)
+    data = {
+        "pause": current["pause"] if pause is None else bool(pause),
+        "stop": current["stop"] if stop is None else bool(stop),
+        "updated": time.time(),
+    }
+    atomic_write_json(target, data)
+
+
+def ack_path(path: str | os.PathLike[str]) -> Path:
+    return Path(f"{os.fspath(path)}{ACK_SUFFIX}")
+
+
+def read_ack(path: str | os.PathLike[str]) -> float | None:
+    """When the loop reading `path` blocked in the current pause (its ack file), or None."""
+    try:
+        data = json.loads(ack_path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(data, dict) and data.get("paused") is True:
+        since = data.get("since")
+        return float(since) if isinstance(since, int | float) else None
+    return None
+
+
+def atomic_write_json(target: Path, data: Any) -> None:
+    """`data` as JSON at `target`: a temporary file in the same directory, then os.replace."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            json.dump(data, file)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+class TrainingControl:
+    """What a training loop asks between steps: whether to stop (blocking while paused)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        raw = path if path is not None else os.environ.get(ENV) or None
+        self.path = Path(raw) if raw is not None else None
+        self._paused = 0.0
+
+    @property
+    def paused_seconds(self) -> float:
+        """Total time `check` spent blocked in a pause."""
+        return self._paused
+
+    def check(self) -> bool:
+        """True when a stop is requested; while a pause is, blocks until resumed or stopped."""
+        if self.path is None:
+            return False
+        state = read_control(self.path)
+        if not state["pause"] or state["stop"]:
+            return state["stop"]
+        began = time.monotonic()
+        self._ack(True)
+        try:
+            while True:
+                time.sleep(POLL_SECONDS)
+                state = read_control(self.path)
+                if state["stop"] or not state["pause"]:
+                    return state["stop"]
+        finally:
+            self._paused += time.monotonic() - began
+            self._ack(False)
+
+    def _ack(self, paused: bool) -> None:
+        """Tell the viewer the loop is blocked (so it shows "paused", not "pausing")."""
+        if self.path is None:
+            return
+        with contextlib.suppress(OSError):
+            atomic_write_json(ack_path(self.path), {"paused": paused, "since": time.time()})

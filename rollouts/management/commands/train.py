@@ -1,0 +1,158 @@
+"""`python manage.py train SPEC.toml`: the whole viewer on the job's rollout_result, plus the
+training API and page, on loopback only. Ctrl+C stops the training process first (gracefully,
+then by force after the grace period), then the server."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+import os
+import signal
+import webbrowser
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from rollouts.conf import normalize_base_path
+from rollouts.training.manager import latest_run_dir, manager_for, stop_leftover
+from rollouts.training.preview import preview_snapshot
+from rollouts.training.snapshot import PREVIEWS
+from rollouts.training.spec import Spec, SpecError
+from rollouts.training.specfile import load_spec
+
+from . import visualize
+
+SERVER_DEFAULTS: dict[str, Any] = {
+    "mask_str": None,
+    "disk_cache": None,
+    "cache_memory": 4096,
+    "cache_entries": 20,
+    "allowed_host": [],
+}
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class Command(BaseCommand):
+    help = "Host a training run (SPEC.toml) with the viewer: start, watch, pause, stop, resume."
+    requires_system_checks: tuple[str, ...] = ()
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("spec", metavar="SPEC.toml", help="the job spec")
+        parser.add_argument(
+            "--port", "--ui-port", dest="port", type=int, default=8036, help="port (default 8036)"
+        )
+        parser.add_argument("--host", default="127.0.0.1", help="a loopback address only")
+        parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
+        parser.add_argument(
+            "--print-schema", action="store_true", help="print the configuration contract and exit"
+        )
+        parser.add_argument(
+            "--print-preview", action="store_true", help="print the offline previews and exit"
+        )
+        parser.add_argument("--base-path", default="", help="URL prefix behind a reverse proxy")
+        parser.add_argument("--threads", type=int, default=8, help="threads (one process)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            spec = load_spec(options["spec"])
+        except SpecError as exc:
+            raise CommandError(str(exc)) from None
+        if options["print_schema"]:
+            self.stdout.write(json.dumps(spec.schema(), indent=2))
+            return
+        if options["print_preview"]:
+            previews = {name: preview_snapshot(spec, name) for name in PREVIEWS}
+            self.stdout.write(json.dumps(previews, indent=2))
+            return
+        host = options["host"]
+        if not is_loopback(host):
+            raise CommandError(
+                f"--host {host} is not a loopback address: training is hosted on this machine only"
+            )
+        if not 0 <= options["port"] <= 65535:
+            raise CommandError("--port must be between 0 and 65535")
+        if options["threads"] < 1:
+            raise CommandError("--threads must be at least 1")
+        viewer = visualize.Command()
+        listener = viewer._listen(host, options["port"])
+        options["port"] = listener.getsockname()[1]
+        base_path = normalize_base_path(options["base_path"])
+        run_dir = latest_run_dir(spec)
+        data_dir = (run_dir or spec.runs_root()) / spec.rollout_result
+        viewer._apply_settings(data_dir, {}, base_path, {**SERVER_DEFAULTS, **options})
+        settings.ROLLOUTS_TRAIN_SPEC = str(spec.path)
+        settings.ROLLOUTS_TRAIN_ACCESS = "rollouts.access.allow_all"
+        settings.ROLLOUTS_TRAIN_FOLLOW = True
+        if not data_dir.is_dir():  # no run yet: the first job makes it, no need to warn
+            settings.SILENCED_SYSTEM_CHECKS = [*settings.SILENCED_SYSTEM_CHECKS, "rollouts.W004"]
+        self.check(display_num_errors=False)
+
+        from django.core.handlers.wsgi import WSGIHandler
+
+        from rollouts.server import serve
+
+        url = f"http://{'[' + host + ']' if ':' in host else host}:{options['port']}{base_path}/"
+        self.stdout.write(
+            "\n".join(
+                [
+                    f"Relax Rollout Viewer: training {spec.name}",
+                    f"  spec:   {spec.path.name} (runs in {spec.run_dir})",
+                    f"  open:   {url}training/",
+                    "  Press Ctrl+C to stop the training process, then the server.",
+                ]
+            )
+        )
+        self.stdout.flush()
+        if not options["no_browser"]:
+            webbrowser.open(url + "training/")
+        try:
+            serve(
+                WSGIHandler(),
+                listener=listener,
+                workers=1,  # the job lives in the one worker
+                threads=options["threads"],
+                post_worker_init=_quit_stops_the_job_first(spec),
+                worker_exit=_stop_job_in_worker(spec),
+                graceful_timeout=math.ceil(spec.grace_seconds) + 10,
+            )
+        finally:
+            stop_leftover(spec)  # the worker was killed before it could stop the job
+
+
+def _quit_stops_the_job_first(spec: Spec) -> Any:
+    """Ctrl+C reaches the worker twice (SIGINT from the terminal, SIGQUIT from the arbiter), and
+    gthread's quit handler, re-entered, deadlocks on its pool's lock until the arbiter kills the
+    worker: so the first signal stops the job, then quits once; the others are ignored."""
+
+    def post_worker_init(worker: Any) -> None:
+        def quit_once(sig: int, frame: Any) -> None:
+            for other in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
+                signal.signal(other, signal.SIG_IGN)
+            manager_for(spec.path).shutdown()
+            worker.handle_quit(sig, frame)
+
+        for sig in (signal.SIGINT, signal.SIGQUIT):
+            signal.signal(sig, quit_once)
+
+    return post_worker_init
+
+
+def _stop_job_in_worker(spec: Spec) -> Any:
+    def worker_exit(server: Any, worker: Any) -> None:
+        if os.getpid() != worker.pid:
+            return  # called in the arbiter for a worker that died: nothing of ours here
+        for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)  # a second Ctrl+C does not cut the stop short
+        manager_for(spec.path).shutdown()
+
+    return worker_exit

@@ -1,0 +1,162 @@
+// Relax Rollout Viewer: the Training page's configuration form, generated from the schema
+// (GET api/train/schema): one fieldset per group, an input per field by its type (int, float,
+// bool, string, choice, path) with its min/max and help, the presets as buttons, and each bad
+// field's message from a 409 next to it. The form does not judge values itself (`novalidate`):
+// the server checks against the same schema, so the two cannot disagree.
+//
+//   var form = rvTraining.form(formElement, presetsElement);
+//   form.build(schema); form.values(); form.fill(values); form.reset();
+//   form.lock(bool); form.showErrors({field: message} | null)
+(function () {
+  "use strict";
+
+  var html = window.rv.element; // shared.js
+  var finite = window.rv.finite;
+
+  function create(formEl, presetsEl) {
+    var fields = []; // [{spec, input, error}]
+    var box = formEl.querySelector("fieldset");
+
+    function inputFor(spec) {
+      var input;
+      if (spec.type === "bool") {
+        input = html("input");
+        input.type = "checkbox";
+      } else if (spec.type === "choice") {
+        input = html("select", "rv-select");
+        (spec.choices || []).forEach(function (choice) {
+          input.appendChild(new Option(String(choice), String(choice)));
+        });
+      } else {
+        input = html("input", "rv-select");
+        if (spec.type === "int" || spec.type === "float") {
+          input.type = "number";
+          input.step = spec.type === "int" ? "1" : "any";
+          if (finite(spec.min)) input.min = String(spec.min);
+          if (finite(spec.max)) input.max = String(spec.max);
+        } else {
+          input.type = "text";
+          input.spellcheck = false;
+        }
+      }
+      input.name = spec.name;
+      input.id = "rv-field-" + spec.name;
+      input.setAttribute("data-type", spec.type);
+      return input;
+    }
+
+    // The range a number takes, as the schema says it.
+    function rangeText(spec) {
+      if (spec.type !== "int" && spec.type !== "float") return "";
+      var low = finite(spec.min), high = finite(spec.max);
+      if (low && high) return spec.min + " – " + spec.max;
+      if (low) return "≥ " + spec.min;
+      if (high) return "≤ " + spec.max;
+      return "";
+    }
+
+    function fieldRow(spec) {
+      var row = html("div", "rv-field");
+      row.setAttribute("data-field", spec.name);
+      var input = inputFor(spec);
+      var label = html("label", "rv-field-label", spec.label || spec.name);
+      label.htmlFor = input.id;
+      row.appendChild(label);
+      row.appendChild(input);
+      var range = rangeText(spec);
+      if (range) row.appendChild(html("span", "rv-field-range rv-meta", range));
+      if (spec.help) {
+        row.appendChild(html("span", "rv-field-help rv-note", spec.help));
+        input.title = spec.help;
+      }
+      var error = row.appendChild(html("span", "rv-field-error"));
+      error.hidden = true;
+      error.setAttribute("role", "alert");
+      fields.push({ spec: spec, input: input, error: error });
+      return row;
+    }
+
+    function build(schema) {
+      fields = [];
+      // Groups as {name, label} (or bare names), then any group a field names that is not listed.
+      var labels = {}, groups = (schema.groups || []).map(function (g) {
+        var name = typeof g === "string" ? g : g.name;
+        labels[name] = (typeof g === "string" ? g : g.label) || name;
+        return name;
+      });
+      (schema.fields || []).forEach(function (f) {
+        if (groups.indexOf(f.group || "") < 0) groups.push(f.group || "");
+      });
+      box.replaceChildren.apply(box, groups.map(function (group) {
+        var set = html("fieldset", "rv-field-group");
+        set.setAttribute("data-group", group);
+        set.appendChild(html("legend", "", labels[group] || group || "other"));
+        schema.fields.filter(function (f) { return (f.group || "") === group; })
+          .forEach(function (f) { set.appendChild(fieldRow(f)); });
+        return set;
+      }).filter(function (set) { return set.querySelector(".rv-field"); }));
+      presetsEl.replaceChildren(html("span", "rv-meta", "Presets:"));
+      (schema.presets || []).forEach(function (preset) {
+        var button = presetsEl.appendChild(html("button", "rv-button rv-preset",
+          preset.label || preset.name));
+        button.type = "button";
+        button.setAttribute("data-preset", preset.name);
+        button.addEventListener("click", function () {
+          reset();
+          fill(preset.values || {});
+        });
+      });
+      reset();
+    }
+
+    function setValue(field, value) {
+      if (field.spec.type === "bool") field.input.checked = !!value;
+      else field.input.value = value === null || value === undefined ? "" : String(value);
+    }
+    function fill(values) {
+      fields.forEach(function (f) {
+        if (Object.prototype.hasOwnProperty.call(values, f.spec.name)) setValue(f, values[f.spec.name]);
+      });
+    }
+    function reset() {
+      fields.forEach(function (f) { setValue(f, f.spec.default); });
+      showErrors(null);
+    }
+
+    // Numbers as numbers when they read as one; anything else as typed, for the server to name.
+    function values() {
+      var out = {};
+      fields.forEach(function (f) {
+        var type = f.spec.type, raw = f.input.value;
+        if (type === "bool") out[f.spec.name] = f.input.checked;
+        else if ((type === "int" || type === "float") && raw.trim() !== "" && isFinite(+raw)) {
+          out[f.spec.name] = +raw;
+        } else out[f.spec.name] = raw;
+      });
+      return out;
+    }
+
+    function lock(locked) {
+      box.disabled = locked;
+      var buttons = [].slice.call(presetsEl.querySelectorAll("button"))
+        .concat([].slice.call(formEl.querySelectorAll('button[type="button"]')));
+      buttons.forEach(function (b) { b.disabled = locked; });
+    }
+
+    function showErrors(errors) {
+      fields.forEach(function (f) {
+        var message = errors && errors[f.spec.name];
+        f.error.textContent = message || "";
+        f.error.hidden = !message;
+        f.input.setAttribute("aria-invalid", message ? "true" : "false");
+        f.input.closest(".rv-field").classList.toggle("rv-field-bad", !!message);
+      });
+    }
+
+    return { build: build, values: values, fill: fill, reset: reset, lock: lock,
+      showErrors: showErrors };
+  }
+
+  window.rvTraining = window.rvTraining || {};
+  window.rvTraining.form = create;
+})();

@@ -1,0 +1,77 @@
+"""The training convergence reading and metric cards, on the trends' own code (store/reading.py).
+
+The rules, in the order the training front end's document gives them: waiting for the first
+rollout; warming up (fewer than 3 points); KL too large (latest `approx_kl` > 0.05, the highest
+priority once there are points); value function not fitted (latest `explained_variance` < 0);
+not rising (negative slope over the window); plateau; rising. Every number and threshold is
+returned so a person can check it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..store import reading as shared
+
+KL_KEY = "approx_kl"
+KL_MAX = 0.05
+EV_KEY = "explained_variance"
+EV_MIN = 0.0
+CARD_EXTRA = ("trend", "surprise", "threshold")
+
+
+def latest(points: Sequence[Any], key: str) -> float | None:
+    for point in reversed(points):
+        value = point.metrics.get(key)
+        if isinstance(value, int | float) and math.isfinite(value):
+            return float(value)
+    return None
+
+
+def convergence(points: Sequence[Any], main: str) -> dict[str, Any]:
+    result = shared.reading(shared.series(points, main), falling_first=True)
+    result["thresholds"].update(kl_max=KL_MAX, explained_variance_min=EV_MIN, metric=main)
+    if result["reading"] == "waiting":
+        result["why"] = f"waiting for the first rollout: no point has {main} yet"
+    if result["reading"] in ("waiting", "warming up"):
+        return result
+    kl, ev = latest(points, KL_KEY), latest(points, EV_KEY)
+    result["numbers"].update(approx_kl=kl, explained_variance=ev)
+    if kl is not None and kl > KL_MAX:
+        result["reading"] = "kl too large"
+        result["why"] = (
+            f"the latest approx_kl {kl:.4g} is above {KL_MAX}: the policy updates may be too"
+            " large (lower the learning rate or the clip range)"
+        )
+    elif ev is not None and ev < EV_MIN:
+        result["reading"] = "value not fitted"
+        result["why"] = f"the latest explained_variance {ev:.3g} is below {EV_MIN:g}"
+    return result
+
+
+def cards(points: Sequence[Any], spec_metrics: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A card per metric: the spec's dictionary first, then any other key seen, in order."""
+    described = {m["key"]: m for m in spec_metrics}
+    keys = list(described) + [k for k in metric_keys(points) if k not in described]
+    result = []
+    for key in keys:
+        info = described.get(key, {"label": key, "unit": "", "direction": 0})
+        metric = shared.Metric(key, info["label"], info["direction"])
+        card = shared.card(points, metric)
+        if card is None:
+            continue
+        if key == KL_KEY and card["latest"] > KL_MAX and not card["abnormal"]:
+            card.update(abnormal=True, why=f"above the reference {KL_MAX}")
+        if key == EV_KEY and card["latest"] < EV_MIN and not card["abnormal"]:
+            card.update(abnormal=True, why=f"below {EV_MIN:g}: the value function is not fitted")
+        result.append({"unit": info["unit"], **{k: None for k in CARD_EXTRA}, **card})
+    return result
+
+
+def metric_keys(points: Sequence[Any]) -> list[str]:
+    seen: dict[str, None] = {}
+    for point in points:
+        seen.update(dict.fromkeys(point.metrics))
+    return list(seen)

@@ -1,0 +1,167 @@
+"""The one training job a viewer hosts: starting it (fresh, or from the latest checkpoint),
+re-attaching to it after a restart, and its snapshot. One manager per spec file per process."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .job import Job, JobError
+from .logring import LogRing
+from .progress import Progress
+from .recovery import resume_target
+from .snapshot import assemble, job_part
+from .spec import Spec, fill, python
+from .specfile import load_spec
+
+
+class ValidationFailed(JobError):
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__(
+            "the values are invalid: " + "; ".join(f"{k} {v}" for k, v in errors.items())
+        )
+        self.errors = errors
+
+
+class Manager:
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.job: Job | None = None
+        self._lock = threading.Lock()
+        self.job = self._latest_job()
+
+    def _latest_job(self) -> Job | None:
+        """The newest job a viewer started here: re-attached when its process still runs."""
+        run_dir = latest_run_dir(self.spec)
+        record = Job.read_record(run_dir) if run_dir is not None else None
+        return Job.attach(self.spec, run_dir, record) if run_dir and record else None
+
+    def _new_id(self) -> tuple[str, Path]:
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        for n in range(1, 1000):
+            job_id = stamp if n == 1 else f"{stamp}-{n}"
+            run_dir = self.spec.base / fill(self.spec.run_dir, {"job_id": job_id})
+            if not run_dir.exists():
+                return job_id, run_dir
+        raise JobError("no free job id")
+
+    def start(self, values: Any, resume_latest: bool = False) -> Job:
+        with self._lock:
+            if self.job is not None and self.job.running:
+                raise JobError("a job is already running (a paused job counts): stop it first")
+            base: dict[str, Any] = {}
+            builtins: dict[str, str] = {"python": python()}
+            if resume_latest:
+                if not self.spec.resume_args:
+                    raise JobError("this spec has no resume_args: it cannot resume")
+                previous = self.job
+                target = resume_target(self.spec, previous.run_dir) if previous else None
+                if previous is None or target is None:
+                    raise JobError("no checkpoint to resume from (no resume.json, no checkpoint)")
+                base = dict(previous.record.get("values", {}))
+                job_id, run_dir = previous.record["id"], previous.run_dir
+                builtins["resume_path"] = _relative(run_dir / target["checkpoint"], self.spec.base)
+                start_ticks = target["timesteps"] if isinstance(target["timesteps"], int) else 0
+            else:
+                job_id, run_dir = self._new_id()
+                start_ticks = 0
+            clean, errors = self.spec.validate(values, base)
+            if errors:
+                raise ValidationFailed(errors)
+            relative_run = _relative(run_dir, self.spec.base)
+            builtins.update(
+                job_id=job_id, run_dir=relative_run, control_file=f"{relative_run}/control.json"
+            )
+            record = {
+                "id": job_id,
+                "run": run_dir.name,
+                "command": self.spec.command_for(clean, builtins),
+                "values": clean,
+                "device": str(clean.get("device", self.spec.device)),
+                "resumed_from": builtins.get("resume_path"),
+                "start_timesteps": start_ticks,
+            }
+            self.job = Job.start(self.spec, run_dir, record)
+            return self.job
+
+    def rollout_dir(self) -> Path | None:
+        return self.job.run_dir / self.spec.rollout_result if self.job else None
+
+    def snapshot(self, params: dict[str, Any]) -> dict[str, Any]:
+        job = self.job
+        if job is None:
+            return assemble(
+                self.spec, job_part(None, "idle", None), Progress(), [], LogRing(), None, params
+            )
+        return assemble(
+            self.spec,
+            job_part(job.record, job.status(), job.wall_seconds()),
+            job.progress,
+            job.phases,
+            job.log,
+            job.run_dir,
+            params,
+            end=job.record.get("ended_at"),
+            start_ticks=int(job.record.get("start_timesteps") or 0),
+        )
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Stop the running job (gracefully, then by force after the grace) and wait for it."""
+        job = self.job
+        if job is None or not job.running:
+            return
+        with contextlib.suppress(JobError):
+            job.stop()
+        job.wait(timeout if timeout is not None else self.spec.grace_seconds + 5)
+
+
+def _relative(path: Path, base: Path) -> str:
+    return Path(os.path.relpath(path, base)).as_posix()
+
+
+_managers: dict[str, Manager] = {}
+_managers_lock = threading.Lock()
+
+
+def manager_for(spec_path: str | os.PathLike[str]) -> Manager:
+    key = str(Path(spec_path).expanduser().resolve())
+    with _managers_lock:
+        manager = _managers.get(key)
+        if manager is None:
+            manager = _managers[key] = Manager(load_spec(key))
+        return manager
+
+
+def forget_managers() -> None:
+    """For tests: stop what they started; the next `manager_for` reads its spec again."""
+    with _managers_lock:
+        managers = list(_managers.values())
+        _managers.clear()
+    for manager in managers:
+        manager.shutdown()
+
+
+__all__ = ["JobError", "Manager", "ValidationFailed", "manager_for"]
+
+
+def latest_run_dir(spec: Spec) -> Path | None:
+    """The newest run directory with a job record (none attached: no thread is started)."""
+    root = spec.runs_root()
+    try:
+        dirs = [p for p in root.iterdir() if (p / "job.json").is_file()]
+    except OSError:
+        return None
+    return max(dirs, key=lambda p: (p / "job.json").stat().st_mtime, default=None)
+
+
+def stop_leftover(spec: Spec) -> None:
+    """Stop the newest job if its process still runs (re-attached through its record)."""
+    run_dir = latest_run_dir(spec)
+    record = Job.read_record(run_dir) if run_dir is not None else None
+    if record is None or record.get("status") in ("exited", "failed", "killed"):
+        return
+    Manager(spec).shutdown()

@@ -1,0 +1,77 @@
+"""The offline preview: three synthetic snapshots (rising, plateau, KL too large) with exactly
+the keys of a real one, made in memory: no process is started and nothing is written."""
+
+# ruff: noqa: S311
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from typing import Any
+
+from .logring import LogRing
+from .progress import Progress
+from .snapshot import PREVIEWS, assemble, job_part
+
+STEPS = 40
+PER_STEP = 2048
+START = 1_700_000_000.0
+
+
+def _metrics(regime: str, step: int, rng: random.Random) -> dict[str, float]:
+    x = step / STEPS
+    if regime == "rising":
+        reward = 20 + 180 * (1 - math.exp(-3 * x)) + rng.gauss(0, 4)
+        kl = 0.01 + 0.004 * rng.random()
+    elif regime == "plateau":
+        reward = 150 + 0.05 * step + rng.gauss(0, 1.5)  # flat within its noise
+        kl = 0.008 + 0.004 * rng.random()
+    else:
+        reward = 20 + 120 * x + rng.gauss(0, 6)
+        kl = 0.01 + 0.09 * x**2 + 0.005 * rng.random()
+    return {
+        "ep_rew_mean": reward,
+        "approx_kl": kl,
+        "explained_variance": min(0.95, -0.3 + 1.6 * x),
+        "entropy_loss": -1.4 + 0.6 * x,
+        "value_loss": 40 * math.exp(-2 * x) + rng.random(),
+        "clip_fraction": 0.05 + 2 * kl,
+        "fps": 900 + rng.gauss(0, 20),
+    }
+
+
+def preview_snapshot(
+    spec: Any, regime: str, params: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    if regime not in PREVIEWS:
+        raise ValueError(f"preview must be one of {', '.join(PREVIEWS)}")
+    rng = random.Random(0)  # fixed: each preview reads as its name says (tested)
+    progress, log, phases = Progress(), LogRing(), []
+    total = STEPS * PER_STEP * 5 // 4
+    for step in range(1, STEPS + 1):
+        line = {
+            "event": "progress",
+            "timesteps": step * PER_STEP,
+            "total_timesteps": total,
+            "phase": ("rollout", "update", "eval")[step % 3],
+            **_metrics(regime, step, rng),
+        }
+        text = json.dumps(line)
+        log.add(text, progress.feed(text) or "stdout")
+        phases.append({"name": line["phase"], "started_at": START + step * 2.0})
+    log.add("[preview] a synthetic run: no process was started", "stderr")
+    wall = STEPS * 2.0
+    record = {
+        "id": f"preview-{regime}",
+        "command": ["python", "train.py", "--preview", regime],
+        "started_at": START,
+        "pid": None,
+        "values": spec.defaults(),
+        "run": f"preview-{regime}",
+        "device": spec.device,
+    }
+    job = job_part(record, "running", wall)
+    return assemble(
+        spec, job, progress, phases, log, None, params or {}, end=START + wall, preview=regime
+    )

@@ -1,0 +1,184 @@
+"""The job spec (TOML): how to run a training command, its typed fields, presets and metrics.
+
+`Spec.schema()` is what `GET api/train/schema` serves and `Spec.validate()` is what the server
+checks against: both read the same `Field`s, so the form and the check cannot disagree.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+TYPES = ("int", "float", "bool", "string", "choice", "path")
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+BUILTIN = ("job_id", "run_dir", "control_file", "python", "resume_path")
+CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+DEFAULT_GRACE = 15.0
+
+
+class SpecError(ValueError):
+    """The spec file is unusable; the message says where."""
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: str
+    default: Any
+    label: str
+    help: str = ""
+    group: str = ""
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "default": self.default,
+            "min": self.min,
+            "max": self.max,
+            "choices": list(self.choices) or None,
+            "help": self.help,
+            "group": self.group,
+            "label": self.label,
+        }
+
+    def check(self, value: Any) -> tuple[Any, str | None]:
+        """The value as the field's type, or an error message."""
+        if self.type == "bool":
+            return (value, None) if isinstance(value, bool) else (None, "must be true or false")
+        if self.type in ("int", "float"):
+            number = _number(value, self.type == "int")
+            if number is None:
+                kind = "a whole number" if self.type == "int" else "a number"
+                return None, f"must be {kind}"
+            if self.min is not None and number < self.min:
+                return None, f"must be at least {self.min:g}"
+            if self.max is not None and number > self.max:
+                return None, f"must be at most {self.max:g}"
+            return number, None
+        if not isinstance(value, str):
+            return None, "must be text"
+        if CONTROL_CHARS.search(value):
+            return None, "may not contain control characters"
+        if self.type == "choice" and value not in self.choices:
+            return None, f"must be one of {', '.join(self.choices)}"
+        if self.type == "path":
+            pure = PurePosixPath(value)
+            if not value or pure.is_absolute() or ".." in pure.parts or "\\" in value:
+                return None, "must be a relative path inside the spec's directory"
+        return value, None
+
+
+def _number(value: Any, integer: bool) -> int | float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip()) if value.strip() else None
+        except ValueError:
+            return None
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    if integer:
+        return int(value) if float(value).is_integer() else None
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Spec:
+    path: Path  # the spec file; the child runs in its directory
+    name: str
+    command: tuple[Any, ...]  # strings, or {"when": <bool field>, "args": [...]}
+    run_dir: str = "runs/{job_id}"
+    rollout_result: str = "rollout_result"
+    checkpoints: str = "checkpoints"
+    resume_file: str = "resume.json"
+    episodes: str | None = None
+    honours_control: bool = True
+    grace_seconds: float = DEFAULT_GRACE
+    resume_args: tuple[str, ...] = ()
+    device: str = "cpu"
+    fields: tuple[Field, ...] = ()
+    groups: tuple[dict[str, str], ...] = ()
+    presets: tuple[dict[str, Any], ...] = ()
+    metrics: tuple[dict[str, Any], ...] = ()
+    main_metric: str = "ep_rew_mean"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def base(self) -> Path:
+        return self.path.parent
+
+    def runs_root(self) -> Path:
+        """The directory holding every job's run directory (the run_dir before `{job_id}`)."""
+        head = self.run_dir.split("{job_id}", 1)[0].rstrip("/")
+        return (self.base / head).resolve() if head else self.base.resolve()
+
+    def defaults(self) -> dict[str, Any]:
+        return {f.name: f.default for f in self.fields}
+
+    def validate(
+        self, values: Any, base: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        """(the complete values, {field: message}); missing fields take `base`, then defaults."""
+        if not isinstance(values, dict):
+            return {}, {"values": "must be an object of field values"}
+        known = {f.name: f for f in self.fields}
+        errors = {name: "no such field" for name in values if name not in known}
+        clean = {**self.defaults(), **(base or {})}
+        for name, value in values.items():
+            if name in known:
+                checked, error = known[name].check(value)
+                if error is None:
+                    clean[name] = checked
+                else:
+                    errors[name] = error
+        return clean, errors
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "fields": [f.as_json() for f in self.fields],
+            "groups": list(self.groups),
+            "presets": list(self.presets),
+            "metrics": list(self.metrics),
+            "grace_seconds": self.grace_seconds,
+            "resumable": bool(self.resume_args),
+        }
+
+    def command_for(self, values: dict[str, Any], builtins: dict[str, str]) -> list[str]:
+        """The argument list (never a shell string), placeholders filled in."""
+        names = {**{k: _text(v) for k, v in values.items()}, **builtins}
+        args: list[str] = []
+        for item in self.command:
+            if isinstance(item, dict):
+                if values.get(item["when"]) is True:
+                    args += [fill(a, names) for a in item["args"]]
+            else:
+                args.append(fill(item, names))
+        if "resume_path" in builtins:
+            args += [fill(a, names) for a in self.resume_args]
+        return args
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return repr(value)
+    return str(value)
+
+
+def fill(template: str, names: dict[str, str]) -> str:
+    return PLACEHOLDER.sub(lambda m: names[m.group(1)], template)
+
+
+def python() -> str:
+    return sys.executable

@@ -1,0 +1,149 @@
+"""The training API (JSON): schema, state, start, pause, resume, stop. Thin: the work is in
+`rollouts/training/` (no Django). Off (404) unless ROLLOUTS_TRAIN_SPEC names a spec; only for
+requests that pass the app's access check and ROLLOUTS_TRAIN_ACCESS; POSTs must be same-origin."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from http import HTTPStatus
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponseBase
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+
+from ..conf import conf
+from ..query import int_param
+from ..store import BadRequest
+from ..training.job import JobError
+from ..training.manager import Manager, ValidationFailed, manager_for
+from ..training.preview import preview_snapshot
+from ..training.snapshot import PREVIEWS
+from ..training.spec import SpecError
+from .decorators import api, is_same_origin
+from .responses import error_response, json_response
+
+TrainView = Callable[[HttpRequest, Manager], HttpResponseBase]
+MAX_BODY = 64 * 1024
+
+
+def _hosted(*methods: str) -> Callable[[TrainView], Callable[..., HttpResponseBase]]:
+    def decorate(view: TrainView) -> Callable[..., HttpResponseBase]:
+        def wrapper(request: HttpRequest) -> HttpResponseBase:
+            spec = conf.TRAIN_SPEC
+            if spec is None:
+                return error_response(HTTPStatus.NOT_FOUND, "no such API endpoint")
+            if not conf.TRAIN_ACCESS(request):
+                return error_response(HTTPStatus.FORBIDDEN, "you are not allowed to drive training")
+            if request.method == "POST" and not is_same_origin(request):
+                return error_response(
+                    HTTPStatus.FORBIDDEN, "cross-origin requests may not drive training"
+                )
+            try:
+                manager = manager_for(spec)
+            except SpecError as exc:
+                return error_response(HTTPStatus.SERVICE_UNAVAILABLE, str(exc))
+            return view(request, manager)
+
+        wrapper.__name__ = view.__name__
+        wrapped = api(*methods)(wrapper)
+        return csrf_exempt(wrapped) if "POST" in methods else wrapped
+
+    return decorate
+
+
+def _links(request: HttpRequest, manager: Manager) -> dict[str, Any]:
+    """The viewer's pages of the job's run: only where the viewer follows the job (`train`);
+    a portal's data directories are its own, not the job's."""
+    rollout_dir = manager.rollout_dir()
+    if not conf.TRAIN_FOLLOW or rollout_dir is None:
+        return {"samples": None, "trends": None}
+    if getattr(settings, "ROLLOUTS_DATA_DIR", None) != str(rollout_dir):
+        settings.ROLLOUTS_DATA_DIR = str(rollout_dir)  # the viewer shows the hosted job's run
+    return {
+        "samples": reverse("rollouts:bucket", kwargs={"bucket": "train"}),
+        "trends": reverse("rollouts:trends", kwargs={"bucket": "train"}),
+    }
+
+
+def _state(request: HttpRequest, manager: Manager) -> dict[str, Any]:
+    params: dict[str, Any] = {"log_tail": int_param(request, "log_tail", 500, 0, 4000)}
+    if request.GET.get("metric_limit"):
+        params["metric_limit"] = int_param(request, "metric_limit", 5000, 1, 5000)
+    for name in ("after_metric", "after_log"):
+        if request.GET.get(name):
+            params[name] = int_param(request, name, 0, 0, 10**12)
+    preview = request.GET.get("preview")
+    if preview:
+        if preview not in PREVIEWS:
+            raise BadRequest(f"preview must be one of {', '.join(PREVIEWS)}")
+        return preview_snapshot(manager.spec, preview, params)
+    snapshot = manager.snapshot(params)
+    snapshot["links"] = _links(request, manager)
+    return snapshot
+
+
+@_hosted("GET", "HEAD")
+def api_train_schema(request: HttpRequest, manager: Manager) -> HttpResponseBase:
+    return json_response(manager.spec.schema())
+
+
+@_hosted("GET", "HEAD")
+def api_train_state(request: HttpRequest, manager: Manager) -> HttpResponseBase:
+    return json_response(_state(request, manager))
+
+
+def _body(request: HttpRequest) -> dict[str, Any]:
+    if len(request.body) > MAX_BODY:
+        raise BadRequest("the body is too large")
+    if not request.body.strip():
+        return {}
+    try:
+        body = json.loads(request.body)
+    except ValueError:
+        raise BadRequest("the body must be a JSON object") from None
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object")
+    return body
+
+
+def _conflict(exc: JobError) -> HttpResponseBase:
+    errors = exc.errors if isinstance(exc, ValidationFailed) else {}
+    return error_response(HTTPStatus.CONFLICT, str(exc), errors=errors)
+
+
+@_hosted("POST")
+def api_train_start(request: HttpRequest, manager: Manager) -> HttpResponseBase:
+    body = _body(request)
+    resume_latest = body.get("resume_latest", False)
+    if not isinstance(resume_latest, bool):
+        raise BadRequest("resume_latest must be true or false")
+    try:
+        manager.start(body.get("values", {}), resume_latest=resume_latest)
+    except JobError as exc:
+        return _conflict(exc)
+    return json_response(_state(request, manager))
+
+
+def _action(name: str) -> Callable[..., HttpResponseBase]:
+    @_hosted("POST")
+    def view(request: HttpRequest, manager: Manager) -> HttpResponseBase:
+        _body(request)
+        job = manager.job
+        try:
+            if job is None:
+                raise JobError(f"no running job to {name}")
+            getattr(job, name)()
+        except JobError as exc:
+            return _conflict(exc)
+        return json_response(_state(request, manager))
+
+    view.__name__ = f"api_train_{name}"
+    return view
+
+
+api_train_pause = _action("pause")
+api_train_resume = _action("resume")
+api_train_stop = _action("stop")

@@ -1,0 +1,265 @@
+"""The training job runner and `manage.py train` with real child processes (no mock of the
+child): start, poll, pause, resume, stop, exit codes; a child ignoring the control file is killed
+with its whole group after the grace period; a crash then a resume continues the timesteps; a
+restarted viewer re-attaches to the job it started; Ctrl+C stops the child before the server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rollouts.training.manager import Manager
+from rollouts.training.specfile import load_spec
+from tests.support.servers import REPO_ROOT, get_json, process_group_members, run_visualize
+
+pytestmark = pytest.mark.e2e
+
+FAKE = REPO_ROOT / "tests" / "support" / "fake_trainer.py"
+SPEC = """
+[job]
+command = ["{{python}}", "{fake}", "--run-dir", "{{run_dir}}", "--mode", "{{mode}}",
+           "--steps", "{{steps}}", "--step-seconds", "{{step_seconds}}",
+           "--crash-at", "{{crash_at}}"]
+episodes = "episodes.csv"
+grace_seconds = {grace}
+resume_args = ["--resume", "{{resume_path}}"]
+[[fields]]
+name = "mode"
+type = "choice"
+choices = ["obey", "ignore", "crash"]
+default = "obey"
+[[fields]]
+name = "steps"
+type = "int"
+default = 400
+[[fields]]
+name = "step_seconds"
+type = "float"
+default = 0.05
+[[fields]]
+name = "crash_at"
+type = "int"
+default = 4
+"""
+
+
+def write_spec(tmp_path: Path, grace: float = 10.0) -> Path:
+    path = tmp_path / "spec.toml"
+    path.write_text(SPEC.format(fake=FAKE, grace=grace))
+    return path
+
+
+def until(check: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what or check}")
+
+
+def ticks(manager: Manager) -> list[int]:
+    return [p["timesteps"] for p in manager.snapshot({})["metrics"]["points"]]
+
+
+def test_start_poll_pause_resume_stop_and_the_exit_code(tmp_path):
+    manager = Manager(load_spec(write_spec(tmp_path)))
+    job = manager.start({"mode": "obey"})
+    pgid = job.record["pid"]
+    until(lambda: len(ticks(manager)) >= 3, what="three points")
+    assert manager.snapshot({})["job"]["status"] == "running"
+    job.pause()
+    until(lambda: job.status() == "paused", what="paused (the child's ack)")
+    time.sleep(0.3)  # the output written before the child blocked is read by now
+    frozen = ticks(manager)
+    wall = job.wall_seconds() or 0.0
+    time.sleep(0.8)
+    assert ticks(manager) == frozen  # blocked in TrainingControl.check
+    assert (job.wall_seconds() or 0.0) - wall < 0.3  # a pause is not wall time
+    job.resume()
+    until(lambda: len(ticks(manager)) > len(frozen) + 2, what="points after the resume")
+    snapshot = manager.snapshot({"log_tail": 10})
+    assert snapshot["progress"]["total"] == 4000 and snapshot["progress"]["throughput"] > 0
+    assert snapshot["episodes"]["columns"] == ["episode", "reward", "length", "time"]
+    assert snapshot["recovery"]["resume"]["checkpoint"] == "checkpoints/latest.json"
+    job.stop()
+    assert job.status() == "stopping"
+    assert job.wait(15)
+    final = manager.snapshot({})["job"]
+    assert (final["status"], final["exit_code"], final["force_killed"]) == ("exited", 0, False)
+    assert (job.run_dir / "stopped.json").is_file()
+    assert process_group_members(pgid) == []
+    record = json.loads((job.run_dir / "job.json").read_text())
+    assert record["status"] == "exited" and record["exit_code"] == 0
+
+
+def test_a_child_ignoring_the_control_file_is_killed_with_its_group(tmp_path):
+    manager = Manager(load_spec(write_spec(tmp_path, grace=1.0)))
+    job = manager.start({"mode": "ignore"})
+    pgid = job.record["pid"]
+    until(lambda: len(ticks(manager)) >= 2, what="points")
+    assert len(process_group_members(pgid)) == 2  # the child and its `sleep` grandchild
+    began = time.monotonic()
+    job.stop()
+    assert job.wait(15)
+    assert time.monotonic() - began >= 1.0  # the grace period first
+    snapshot = manager.snapshot({})
+    assert snapshot["job"]["status"] == "killed" and snapshot["job"]["force_killed"] is True
+    forced = snapshot["recovery"]["forced_stop"]
+    assert forced["recovery"]["checkpoint"] == "checkpoints/latest.json"
+    assert (job.run_dir / "forced_stop.json").is_file()
+    until(lambda: process_group_members(pgid) == [], timeout=5, what="an empty process group")
+    assert any(line["kind"] == "error" for line in snapshot["log"]["lines"])
+
+
+def test_a_crash_then_a_resume_continues_the_timesteps(tmp_path):
+    manager = Manager(load_spec(write_spec(tmp_path)))
+    job = manager.start({"mode": "crash", "steps": 8, "crash_at": 4})
+    assert job.wait(20)
+    crashed = manager.snapshot({})
+    assert (crashed["job"]["status"], crashed["job"]["exit_code"]) == ("failed", 1)
+    assert crashed["recovery"]["failure"] == {"step": 4, "error": "boom"}
+    assert any("RuntimeError: boom" in line["text"] for line in crashed["log"]["lines"])
+    text = json.dumps(crashed)  # the traceback's file names too: no server path
+    assert str(REPO_ROOT) not in text and str(tmp_path) not in text
+    assert crashed["recovery"]["resume"]["timesteps"] == 40
+    with pytest.raises(Exception, match="no such field"):
+        manager.start({"bogus": 1}, resume_latest=True)
+    resumed = manager.start({"mode": "obey"}, resume_latest=True)
+    assert resumed.run_dir == job.run_dir
+    assert resumed.record["command"][-2:] == [
+        "--resume",
+        f"runs/{job.record['id']}/checkpoints/latest.json",
+    ]
+    assert resumed.wait(20)
+    snapshot = manager.snapshot({})
+    assert snapshot["job"]["status"] == "exited" and snapshot["job"]["exit_code"] == 0
+    assert ticks(manager) == [10 * n for n in range(1, 9)]  # continuous, none doubled
+    assert snapshot["recovery"]["failure"] is None  # the crash was the previous job's
+    texts = [line["text"] for line in snapshot["log"]["lines"]]
+    assert "resuming from step 4" in texts
+
+
+def test_a_restarted_viewer_re_attaches_to_its_job(tmp_path):
+    spec = write_spec(tmp_path)
+    with run_visualize(spec, "--no-browser", launcher=(sys.executable, "manage.py", "train")) as s:
+        status, started = get_json(
+            s.url("/api/train/start"),
+            method="POST",
+            data=json.dumps({"values": {"mode": "obey"}}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        assert status == 200, started
+        pid = started["job"]["pid"]
+        until(lambda: get_json(s.url("/api/train/state"))[1]["metrics"]["points"], what="points")
+        os.killpg(s.pid, signal.SIGKILL)  # the viewer dies; its worker goes with it
+        s.proc.wait()
+    assert process_group_members(pid), "the training child runs on"
+    with run_visualize(spec, "--no-browser", launcher=(sys.executable, "manage.py", "train")) as s:
+        _, state = get_json(s.url("/api/train/state"))
+        assert state["job"]["pid"] == pid and state["job"]["status"] in ("starting", "running")
+        # the points come back, read again from the run's stdout.log
+        until(lambda: get_json(s.url("/api/train/state"))[1]["metrics"]["points"], what="points")
+        assert get_json(s.url("/api/train/state"))[1]["job"]["status"] == "running"
+        status, stopped = get_json(s.url("/api/train/stop"), method="POST", data=b"{}")
+        assert status == 200 and stopped["job"]["status"] == "stopping"
+        until(
+            lambda: get_json(s.url("/api/train/state"))[1]["job"]["status"] == "exited",
+            what="the re-attached job to exit",
+        )
+    until(lambda: process_group_members(pid) == [], timeout=5, what="no process left")
+
+
+def test_ctrl_c_stops_the_training_process_before_the_server(tmp_path):
+    spec = write_spec(tmp_path)
+    with run_visualize(spec, "--no-browser", launcher=(sys.executable, "manage.py", "train")) as s:
+        status, started = get_json(s.url("/api/train/start"), method="POST", data=b"{}")
+        assert status == 200
+        pid = started["job"]["pid"]
+        run_dir = tmp_path / "runs" / started["job"]["id"]
+        until(lambda: get_json(s.url("/api/train/state"))[1]["metrics"]["points"], what="points")
+        began = time.monotonic()
+        os.killpg(s.pid, signal.SIGINT)  # as a terminal sends Ctrl+C: server and worker
+        s.proc.wait(30)
+        # the worker stopped its child (no waiting out gunicorn's graceful timeout)
+        assert time.monotonic() - began < 8
+    assert (run_dir / "stopped.json").is_file()  # stopped gracefully, through the control file
+    record = json.loads((run_dir / "job.json").read_text())
+    assert (record["status"], record["exit_code"]) == ("exited", 0)
+    assert process_group_members(pid) == []
+
+
+def api_post(server: Any, name: str, body: dict[str, Any]) -> tuple[int, Any]:
+    return get_json(
+        server.url(f"/api/train/{name}"),
+        method="POST",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+
+
+def test_the_demo_trainer_end_to_end_through_manage_py_train(tmp_path):
+    pytest.importorskip("rollouts.demo_trainer")  # helper TRAINER's package, merged separately
+    spec = tmp_path / "demo-train.toml"
+    spec.write_text((REPO_ROOT / "examples" / "demo-train.toml").read_text())
+    launcher = (sys.executable, "manage.py", "train")
+    with run_visualize(spec, "--no-browser", launcher=launcher) as s:
+
+        def state() -> Any:
+            return get_json(s.url("/api/train/state?log_tail=50"))[1]
+
+        values = {"steps": 60, "step_seconds": 0.1, "table_every": 2}
+        status, started = api_post(s, "start", {"values": values})
+        assert status == 200, started
+        assert api_post(s, "start", {})[0] == 409
+        until(lambda: len(state()["metrics"]["points"]) >= 3, what="points")
+        assert api_post(s, "pause", {})[0] == 200
+        until(lambda: state()["job"]["status"] == "paused", what="paused")
+        assert api_post(s, "start", {})[0] == 409  # a paused job counts as running
+        assert api_post(s, "resume", {})[0] == 200
+        snapshot = state()
+        assert snapshot["job"]["status"] == "running"
+        assert snapshot["links"]["samples"] and snapshot["cards"]
+        # the viewer shows the job's own rollout_result
+        until(lambda: get_json(s.url("/api/jsonl/train/steps"))[0] == 200, what="train steps")
+        assert api_post(s, "stop", {})[0] == 200
+        until(lambda: state()["job"]["status"] == "exited", what="a graceful stop")
+        final = state()
+        assert final["job"]["exit_code"] == 0 and final["job"]["force_killed"] is False
+        assert final["recovery"]["resume"] is not None and final["recovery"]["checkpoints"]
+        # a crash, then "resume from the latest checkpoint" continues the timesteps
+        crash = {"steps": 12, "step_seconds": 0.05, "inject_failure": True, "fail_at_step": 6}
+        assert api_post(s, "start", {"values": crash})[0] == 200
+        until(lambda: state()["job"]["status"] == "failed", what="the crash")
+        crashed = state()
+        assert crashed["recovery"]["failure"] is not None
+        before = [p["timesteps"] for p in crashed["metrics"]["points"]]
+        status, resumed = api_post(
+            s, "start", {"values": {"inject_failure": False}, "resume_latest": True}
+        )
+        assert status == 200, resumed
+        until(lambda: state()["job"]["status"] == "exited", what="the resumed run")
+        after = [p["timesteps"] for p in state()["metrics"]["points"]]
+        assert after[: len(before)] == before and after[-1] > before[-1]
+        assert after == sorted(set(after))  # continuous: nothing doubled, nothing back
+
+
+def test_train_behind_a_base_path(tmp_path):
+    spec = write_spec(tmp_path)
+    launcher = (sys.executable, "manage.py", "train")
+    with run_visualize(
+        spec, "--no-browser", "--base-path", "/absproxy/8036/", launcher=launcher
+    ) as s:
+        status, schema = get_json(s.url("/absproxy/8036/api/train/schema"))
+        assert status == 200 and {f["name"] for f in schema["fields"]} >= {"mode", "steps"}
+        assert "/absproxy/8036/training/" in s.stdout()
+    assert not (tmp_path / "runs").exists()  # serving alone starts nothing
