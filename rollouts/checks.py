@@ -8,6 +8,8 @@ One id per condition:
 - rollouts.W004  a configured data directory is not a directory
 - rollouts.W005  an integer setting is not an integer or below its least (its default is used)
 - rollouts.W006  someone else could write the disk cache directory (it is then off)
+- rollouts.W007  an access check setting names nothing usable (everyone is then denied)
+- rollouts.W008  ROLLOUTS_TRAIN_SPEC cannot be read or is not a valid job spec
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import Tags, Warning, register
 
-from .conf import INTEGER_SETTINGS, conf, parse_positive_int
+from .conf import DEFAULT_TRAIN_ACCESS, INTEGER_SETTINGS, access_problem, conf, parse_positive_int
 from .store.diskcache import DiskCache
+from .training.spec import SpecError
+from .training.specfile import load_spec
 
 
 @register(Tags.compatibility)
@@ -80,4 +84,38 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
                     id="rollouts.W005",
                 )
             )
-    return warnings
+    return warnings + _access_warnings() + _training_warnings()
+
+
+def _access_warnings() -> list[Warning]:
+    named = [("ROLLOUTS_ACCESS", getattr(settings, "ROLLOUTS_ACCESS", None))]
+    if conf.TRAIN_SPEC is not None:
+        train = getattr(settings, "ROLLOUTS_TRAIN_ACCESS", None) or DEFAULT_TRAIN_ACCESS
+        named.append(("ROLLOUTS_TRAIN_ACCESS", train))
+    return [
+        Warning(
+            f"{name}: {problem}; everyone is denied until it names a check.",
+            hint="A callable (request) -> bool or its dotted path, e.g. "
+            "'rollouts.access.require_staff'.",
+            id="rollouts.W007",
+        )
+        for name, value in named
+        if value is not None and (problem := access_problem(value)) is not None
+    ]
+
+
+def _training_warnings() -> list[Warning]:
+    spec = conf.TRAIN_SPEC
+    if spec is None:
+        return []
+    try:
+        load_spec(spec)
+    except SpecError as exc:
+        return [
+            Warning(
+                f"ROLLOUTS_TRAIN_SPEC: {exc}; the training API answers 503 until it is fixed.",
+                hint="`manage.py train SPEC --print-schema` checks a spec.",
+                id="rollouts.W008",
+            )
+        ]
+    return []

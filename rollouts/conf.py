@@ -37,6 +37,28 @@ def _allow_all(request: Any) -> bool:
     return True
 
 
+def _deny_all(request: Any) -> bool:
+    return False
+
+
+def access_problem(check: Any) -> str | None:
+    """Why an access setting cannot be used (`checks.py` says it at start-up), or None."""
+    if isinstance(check, str):
+        try:
+            check = import_string(check)
+        except Exception as exc:  # a bad dotted path is an ImportError; a broken module anything
+            return f"{check!r} cannot be imported ({type(exc).__name__}: {exc})"
+    return None if callable(check) else f"{check!r} is neither callable nor a dotted path"
+
+
+def access_check(check: Any) -> Callable[[Any], bool]:
+    """The check an access setting names; one that cannot be used denies everyone (closed,
+    never a 500): the system check says why."""
+    if access_problem(check) is not None:
+        return _deny_all
+    return import_string(check) if isinstance(check, str) else check
+
+
 def _positive_int(name: str, default: int) -> int:
     """The setting as an integer >= its minimum; unset or unusable: `default` (`checks.py` says
     which)."""
@@ -93,7 +115,7 @@ class RolloutsSettings:
         check = getattr(settings, "ROLLOUTS_ACCESS", None)
         if check is None:
             return _allow_all
-        return import_string(check) if isinstance(check, str) else check
+        return access_check(check)
 
     @property
     def TRAIN_SPEC(self) -> Path | None:
@@ -105,8 +127,9 @@ class RolloutsSettings:
     def TRAIN_ACCESS(self) -> Callable[[Any], bool]:
         """Who may see and drive the training run, besides the app's ACCESS: a callable or its
         dotted path; staff users by default (`manage.py train` allows the local user)."""
-        check = getattr(settings, "ROLLOUTS_TRAIN_ACCESS", None) or DEFAULT_TRAIN_ACCESS
-        return import_string(check) if isinstance(check, str) else check
+        return access_check(
+            getattr(settings, "ROLLOUTS_TRAIN_ACCESS", None) or DEFAULT_TRAIN_ACCESS
+        )
 
     @property
     def TRAIN_FOLLOW(self) -> bool:

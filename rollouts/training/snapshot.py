@@ -111,6 +111,6 @@ def assemble(
         "log": log.tail(params.get("log_tail", DEFAULT_LOG_TAIL), params.get("after_log")),
         "episodes": episodes(spec, run_dir),
         "recovery": recovery(spec, run_dir, job["started_at"]),
-        "links": {"samples": None, "trends": None},
+        "links": {"samples": None, "trends": None, "stats": None},
         "preview": preview,
     }

@@ -16,7 +16,8 @@ from django.views.decorators.csrf import csrf_exempt
 
 from ..conf import conf
 from ..query import int_param
-from ..store import BadRequest
+from ..runs import catalog_of
+from ..store import BadRequest, StoreError
 from ..training.job import JobError
 from ..training.manager import Manager, ValidationFailed, manager_for
 from ..training.preview import preview_snapshot
@@ -59,12 +60,18 @@ def _links(request: HttpRequest, manager: Manager) -> dict[str, Any]:
     a portal's data directories are its own, not the job's."""
     rollout_dir = manager.rollout_dir()
     if not conf.TRAIN_FOLLOW or rollout_dir is None:
-        return {"samples": None, "trends": None}
+        return {"samples": None, "trends": None, "stats": None}
     if getattr(settings, "ROLLOUTS_DATA_DIR", None) != str(rollout_dir):
         settings.ROLLOUTS_DATA_DIR = str(rollout_dir)  # the viewer shows the hosted job's run
+    try:
+        steps = catalog_of(rollout_dir).steps("train")
+    except StoreError:
+        steps = []  # no train/ yet (the job has not written its first step)
+    stats = steps and reverse("rollouts:step-stats", args=("train", steps[-1].name))
     return {
         "samples": reverse("rollouts:bucket", kwargs={"bucket": "train"}),
         "trends": reverse("rollouts:trends", kwargs={"bucket": "train"}),
+        "stats": stats or None,  # the latest train step's statistics
     }
 
 

@@ -10,6 +10,7 @@ a 409 body), never from the page itself.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -341,6 +342,11 @@ def test_start_pause_resume_stop_with_the_buttons_following(tab, tmp_path):
         assert drawn[-1] == final["metrics"]["points"][-1]["timesteps"]
 
         # The links lead into the viewer, whose header leads back.
+        listed = get_json(server.url("/api/jsonl/train/steps"))[1]["steps"]
+        last = max(s["step"] for s in listed)  # the newest step the run wrote
+        expect(page.locator("#rv-link-stats")).to_have_attribute(
+            "href", re.compile(rf"/train/{last}/stats/$")
+        )
         page.click("#rv-link-samples")
         page.wait_for_url("**/train/*/")
         page.click("#rv-training-link")

@@ -101,3 +101,34 @@ def test_bundled_checks(user, login, staff):
         request.user = user
     assert access.require_login(request) is login
     assert access.require_staff(request) is staff
+
+
+NOT_A_CHECK = 42  # a module attribute that is not callable
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        "no.such.module.check",
+        "rollouts.access.no_such_check",
+        "not a dotted path",
+        "tests.unit.test_access.NOT_A_CHECK",
+        True,
+    ],
+)
+def test_an_unusable_check_denies_everyone_and_is_reported_at_start_up(client, settings, setting):
+    from rollouts.checks import check_settings
+
+    settings.ROLLOUTS_ACCESS = setting
+    warnings = [w for w in check_settings() if w.id == "rollouts.W007"]
+    assert len(warnings) == 1 and "ROLLOUTS_ACCESS" in warnings[0].msg
+    api = client.get(PREFIX + "/api/jsonl/subdirs")
+    assert api.status_code == 403 and json.loads(api.content)["message"] == access.DENIED_MESSAGE
+    assert client.get(PREFIX + "/train/0/").status_code == 302  # to sign in, not a 500
+
+
+def test_a_usable_check_is_not_reported(settings):
+    from rollouts.checks import check_settings
+
+    settings.ROLLOUTS_ACCESS = "tests.unit.test_access.allow_with_header"
+    assert [w.id for w in check_settings() if w.id == "rollouts.W007"] == []

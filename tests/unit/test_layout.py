@@ -29,7 +29,7 @@ LAYERS = {
     "control": {"control"},
     "training": {"training", "control", "store"},
     "demo_trainer": {"demo_trainer", "demo", "control"},
-    "glue": {"glue", "presentation", "store"},
+    "glue": {"glue", "presentation", "store", "training"},
     "views": {"views", "glue", "presentation", "store", "training"},
     "urls": {"views", "glue"},
     "commands": {"commands", "glue", "store", "tui", "training"},

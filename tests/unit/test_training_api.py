@@ -161,6 +161,38 @@ def test_a_broken_spec_is_one_line(tmp_path):
         call_command("train", str(path), "--print-schema")
 
 
+def test_a_spec_the_site_cannot_use_warns_at_start_up_and_answers_503(client, settings, tmp_path):
+    from rollouts.checks import check_settings
+
+    def w008() -> list[str]:
+        return [str(w.msg) for w in check_settings() if w.id == "rollouts.W008"]
+
+    assert w008() == []  # the demo spec is fine
+    cases = [
+        ("missing.toml", None, "cannot read the spec missing.toml"),
+        ("bad.toml", "[job]\ncommand = 'python x.py'\n", "command must be a non-empty list"),
+    ]
+    for name, text, reason in cases:
+        path = tmp_path / name
+        if text is not None:
+            path.write_text(text)
+        settings.ROLLOUTS_TRAIN_SPEC = str(path)
+        forget_managers()
+        (message,) = w008()
+        assert reason in message and str(tmp_path) not in message
+        response = client.get(f"{PREFIX}/schema")
+        assert response.status_code == 503 and str(tmp_path) not in response.content.decode()
+
+
+def test_an_unusable_training_access_check_denies_and_warns(client, settings):
+    from rollouts.checks import check_settings
+
+    settings.ROLLOUTS_TRAIN_ACCESS = "no.such.check"
+    assert [w.id for w in check_settings() if "ROLLOUTS_TRAIN_ACCESS" in w.msg] == ["rollouts.W007"]
+    assert client.get(f"{PREFIX}/state").status_code == 403
+    assert post(client, "start").status_code == 403
+
+
 def test_no_training_answer_holds_a_server_path(client, settings, spec_path, tmp_path):
     from tests.support.walk import TOP_ROUTES, leaks
 
@@ -196,12 +228,18 @@ def test_links_and_the_data_dir_follow_the_job_only_under_manage_py_train(
     settings.ROLLOUTS_DATA_DIR = "/portal/own/data"
     portal = body(client.get(f"{PREFIX}/state"))
     assert portal["job"]["id"] == run.name and portal["job"]["status"] == "exited"
-    assert portal["links"] == {"samples": None, "trends": None}
+    assert portal["links"] == {"samples": None, "trends": None, "stats": None}
     assert settings.ROLLOUTS_DATA_DIR == "/portal/own/data"
     settings.ROLLOUTS_TRAIN_FOLLOW = True
     followed = body(client.get(f"{PREFIX}/state"))
     assert followed["links"] == {
         "samples": "/portal/rollouts/train/",
         "trends": "/portal/rollouts/train/trends/",
+        "stats": None,  # no train step yet
     }
     assert str(run / "rollout_result") == settings.ROLLOUTS_DATA_DIR
+    for step in (2, 10):  # the latest step by number, not by name
+        (run / "rollout_result" / "train" / f"{step}.jsonl").write_text('{"reward": 1}\n')
+    latest = body(client.get(f"{PREFIX}/state"))["links"]["stats"]
+    assert latest == "/portal/rollouts/train/10/stats/"
+    assert client.get(latest).status_code == 200
