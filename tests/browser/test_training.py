@@ -292,6 +292,10 @@ def test_start_pause_resume_stop_with_the_buttons_following(tab, tmp_path):
         command = get_json(server.url("/api/train/state"))[1]["job"]["command_line"]
         expect(page.locator("#rv-train-command")).to_have_text(command)
         expect(page.locator("#rv-link-samples")).to_be_visible()
+        page.reload()  # a page opened on a running job shows what it runs with, not defaults
+        expect(page.locator("#rv-field-steps")).to_have_value("2000")
+        expect(page.locator("#rv-field-step_seconds")).to_have_value("0.05")
+        expect(page.locator("#rv-field-steps")).to_be_disabled()
 
         page.click("#rv-train-pause")
         expect_status(page, "paused")

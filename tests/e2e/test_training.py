@@ -192,6 +192,10 @@ def test_ctrl_c_stops_the_training_process_before_the_server(tmp_path):
         s.proc.wait(30)
         # the worker stopped its child (no waiting out gunicorn's graceful timeout)
         assert time.monotonic() - began < 8
+        said = s.stderr()
+    job_id = started["job"]["id"]
+    assert f"Stopping training job {job_id} (up to " in said  # the terminal says what it waits for
+    assert f"Training job {job_id}: exited." in said
     assert (run_dir / "stopped.json").is_file()  # stopped gracefully, through the control file
     record = json.loads((run_dir / "job.json").read_text())
     assert (record["status"], record["exit_code"]) == ("exited", 0)
@@ -208,7 +212,6 @@ def api_post(server: Any, name: str, body: dict[str, Any]) -> tuple[int, Any]:
 
 
 def test_the_demo_trainer_end_to_end_through_manage_py_train(tmp_path):
-    pytest.importorskip("rollouts.demo_trainer")  # helper TRAINER's package, merged separately
     spec = tmp_path / "demo-train.toml"
     spec.write_text((REPO_ROOT / "examples" / "demo-train.toml").read_text())
     launcher = (sys.executable, "manage.py", "train")

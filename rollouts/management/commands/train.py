@@ -9,6 +9,7 @@ import json
 import math
 import os
 import signal
+import sys
 import webbrowser
 from typing import Any
 
@@ -138,7 +139,7 @@ def _quit_stops_the_job_first(spec: Spec) -> Any:
         def quit_once(sig: int, frame: Any) -> None:
             for other in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
                 signal.signal(other, signal.SIG_IGN)
-            manager_for(spec.path).shutdown()
+            _stop_job(spec)
             worker.handle_quit(sig, frame)
 
         for sig in (signal.SIGINT, signal.SIGQUIT):
@@ -153,6 +154,18 @@ def _stop_job_in_worker(spec: Spec) -> Any:
             return  # called in the arbiter for a worker that died: nothing of ours here
         for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)  # a second Ctrl+C does not cut the stop short
-        manager_for(spec.path).shutdown()
+        _stop_job(spec)
 
     return worker_exit
+
+
+def _stop_job(spec: Spec) -> None:
+    """Stop the hosted job, saying so on the terminal (a stop may take the whole grace period)."""
+    manager = manager_for(spec.path)
+    job = manager.job
+    if job is None or not job.running:
+        return
+    grace = f"{spec.grace_seconds:g}"
+    print(f"Stopping training job {job.record['id']} (up to {grace} s)...", file=sys.stderr)
+    manager.shutdown()
+    print(f"Training job {job.record['id']}: {job.status()}.", file=sys.stderr, flush=True)

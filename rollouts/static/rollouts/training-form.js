@@ -6,7 +6,7 @@
 //
 //   var form = rvTraining.form(formElement, presetsElement);
 //   form.build(schema); form.values(); form.fill(values); form.reset();
-//   form.lock(bool); form.showErrors({field: message} | null)
+//   form.lock(bool); form.showErrors({field: message} | null); form.showJob(key, values)
 (function () {
   "use strict";
 
@@ -153,8 +153,16 @@
       });
     }
 
+    // The values a job ran with, once per process (`key`): an edit made after is kept.
+    var shown = null;
+    function showJob(key, values) {
+      if (!fields.length || !values || key === shown) return;
+      shown = key;
+      fill(values);
+    }
+
     return { build: build, values: values, fill: fill, reset: reset, lock: lock,
-      showErrors: showErrors };
+      showErrors: showErrors, showJob: showJob };
   }
 
   window.rvTraining = window.rvTraining || {};

@@ -124,6 +124,7 @@
     metrics.update(state.points, snap.cards, snap.reading, (snap.metrics || {}).keys);
     T.episodes(byId("rv-episodes"), byId("rv-episodes-count"), snap.episodes);
     renderButtons(job.status || "idle", snap.recovery || {});
+    if (!snap.preview) form.showJob(state.process, job.values); // what the job in view ran with
   }
 
   function chip(id, value) { byId(id).querySelector(".rv-chip-value").textContent = value; }
