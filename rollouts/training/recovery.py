@@ -80,7 +80,11 @@ def resume_target(spec: Any, run_dir: Path) -> dict[str, Any] | None:
     pointer = read_json(run_dir / spec.resume_file)
     if isinstance(pointer, dict) and isinstance(pointer.get("checkpoint"), str):
         relative = pointer["checkpoint"]
-        if not PurePosixPath(relative).is_absolute() and (run_dir / relative).is_file():
+        target = run_dir / relative
+        inside = (
+            not PurePosixPath(relative).is_absolute() and ".." not in PurePosixPath(relative).parts
+        )
+        if inside and target.is_file():  # a dangling or outside pointer: scan instead
             return {"checkpoint": relative, "timesteps": pointer.get("timesteps")}
     found = [c for c in checkpoints(spec, run_dir) if c["kind"] != "baseline"]
     if found:
