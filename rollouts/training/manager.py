@@ -22,7 +22,7 @@ from .specfile import load_spec
 class ValidationFailed(JobError):
     def __init__(self, errors: dict[str, str]) -> None:
         super().__init__(
-            "the values are invalid: " + "; ".join(f"{k} {v}" for k, v in errors.items())
+            "the values are invalid: " + "; ".join(f"{k}: {v}" for k, v in errors.items())
         )
         self.errors = errors
 

@@ -59,9 +59,9 @@ class Field:
                 kind = "a whole number" if self.type == "int" else "a number"
                 return None, f"must be {kind}"
             if self.min is not None and number < self.min:
-                return None, f"must be at least {self.min:g}"
+                return None, f"must be at least {_plain(self.min)}"
             if self.max is not None and number > self.max:
-                return None, f"must be at most {self.max:g}"
+                return None, f"must be at most {_plain(self.max)}"
             return number, None
         if not isinstance(value, str):
             return None, "must be text"
@@ -74,6 +74,11 @@ class Field:
             if not value or pure.is_absolute() or ".." in pure.parts or "\\" in value:
                 return None, "must be a relative path inside the spec's directory"
         return value, None
+
+
+def _plain(bound: float) -> str:
+    """A bound as a person writes it: 1000000, 0, 0.05 (never 1e+06)."""
+    return str(int(bound)) if float(bound).is_integer() else repr(float(bound))
 
 
 def _number(value: Any, integer: bool) -> int | float | None:

@@ -81,6 +81,9 @@ def test_validation_names_each_bad_field_and_fills_defaults():
     assert spec.validate({"steps": True})[1] == {"steps": "must be a whole number"}
     assert spec.validate({"steps": 2.5})[1] == {"steps": "must be a whole number"}
     assert "must be" in spec.validate("not an object")[1]["values"]
+    # bounds read as the spec wrote them (not 1e+06)
+    assert spec.validate({"seed": 10**7})[1] == {"seed": "must be at most 1000000"}
+    assert spec.validate({"step_seconds": -1})[1] == {"step_seconds": "must be at least 0"}
 
 
 def test_strings_may_not_hold_control_characters_and_paths_stay_relative(tmp_path):
