@@ -1,4 +1,5 @@
-"""Reading per-step metrics: the curves a bucket offers, the metric cards, the convergence reading.
+"""Reading per-step metrics: the curves a bucket offers and the convergence reading (the metric
+cards are in `cards.py`).
 
 Everything here works on numbers per step (`StepMetrics`), wherever they came from: a bucket's
 step statistics today (`history.py`), a training run's logged metrics tomorrow.
@@ -28,11 +29,6 @@ class StepMetrics(Protocol):
 
     @property
     def metrics(self) -> Mapping[str, float | None]: ...
-
-
-SPARK_POINTS = 30  # steps drawn in a metric card's trend line
-RELATIVE_FLOOR = 0.02
-ABNORMAL_NOISE = 3.0  # a change beyond this many times the recent noise is highlighted
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,59 +209,6 @@ def convergence(points: Sequence[StepMetrics]) -> dict[str, Any]:
         truncation=series(points, "truncation_rate"),
         zero_signal=series(points, "zero_signal_share"),
     )
-
-
-def cards(points: Sequence[StepMetrics]) -> list[dict[str, Any]]:
-    """The metric cards of CARD_KEYS (see `card`)."""
-    by_key = {m.key: m for m in METRICS}
-    found = (card(points, by_key[key]) for key in CARD_KEYS)
-    return [c for c in found if c is not None]
-
-
-def card(points: Sequence[StepMetrics], metric: Metric) -> dict[str, Any] | None:
-    """One metric card: latest value, change since the previous step, a trend line, and a
-    highlight when the change departs from the recent trend, the wrong way, by more than
-    ABNORMAL_NOISE times the recent point-to-point noise (and the metric's floor)."""
-    key = metric.key
-    steps = [(p.step, v) for p in points if math.isfinite(v := _number(p.metrics.get(key)))]
-    if not steps:
-        return None
-    values = [v for _, v in steps]
-    latest = values[-1]
-    previous = values[-2] if len(values) > 1 else None
-    delta = latest - previous if previous is not None else None
-    result: dict[str, Any] = {
-        "key": key,
-        "label": metric.label,
-        "step": steps[-1][0],
-        "latest": latest,
-        "previous": previous,
-        "delta": delta,
-        "spark": [{"step": s, "value": v} for s, v in steps[-SPARK_POINTS:]],
-        "abnormal": False,
-        "why": None,
-    }
-    recent = values[-11:-1]  # the trend and noise of the steps before the latest one
-    if delta is not None and len(recent) >= 3:
-        # A jump is a change unlike the recent ones: a steady climb is the reading's
-        # business, not an alarm. Surprise = the change minus the recent mean change.
-        trend = (recent[-1] - recent[0]) / (len(recent) - 1)
-        surprise = delta - trend
-        # Floors: the metric's own, and 2 % of its level (a perfectly steady curve has
-        # no noise, and a neutral metric no floor of its own).
-        allowed = max(
-            ABNORMAL_NOISE * noise(recent), metric.floor, RELATIVE_FLOOR * abs(recent[-1])
-        )
-        result.update(trend=trend, surprise=surprise, threshold=allowed)
-        wrong_way = surprise * metric.direction < 0 if metric.direction else True
-        if wrong_way and abs(surprise) > allowed:
-            result["abnormal"] = True
-            result["why"] = (
-                f"changed by {delta:+.4g} since the previous step, {surprise:+.4g} against "
-                f"its recent trend ({trend:+.4g} a step): more than {ABNORMAL_NOISE:g} x its "
-                f"recent noise ({allowed:.4g})"
-            )
-    return result
 
 
 def _number(value: Any) -> float:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..store import reading as shared
+from ..store.cards import card as metric_card
 
 KL_KEY = "approx_kl"
 KL_MAX = 0.05
@@ -59,7 +60,7 @@ def cards(points: Sequence[Any], spec_metrics: Sequence[dict[str, Any]]) -> list
     for key in keys:
         info = described.get(key, {"label": key, "unit": "", "direction": 0})
         metric = shared.Metric(key, info["label"], info["direction"])
-        card = shared.card(points, metric)
+        card = metric_card(points, metric)
         if card is None:
             continue
         if key == KL_KEY and card["latest"] > KL_MAX and not card["abnormal"]:

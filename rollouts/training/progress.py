@@ -13,8 +13,11 @@ import math
 import re
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 MAX_POINTS = 5000
 TABLE_BORDER = re.compile(r"^-{5,}\s*$")
@@ -69,6 +72,7 @@ class Progress:
         self._table: dict[str, float | None] | None = None
         self._section = ""
         self._lock = threading.Lock()
+        self._derived: tuple[int, Any] | None = None
 
     def feed(self, line: str) -> str | None:
         """Take one stdout line; returns its kind: "progress", "table" or None (plain text)."""
@@ -142,10 +146,29 @@ class Progress:
         self.seq += 1
         self.points.append(Point(self.seq, ticks, metrics, source))
 
+    def derived(self, compute: Callable[[list[Point]], T]) -> T:
+        """`compute(every point)`, computed again only once a point has come since: a poll that
+        brings nothing new does not redo the reading and the cards over 5,000 points. One
+        `compute` per Progress (the snapshot's)."""
+        with self._lock:
+            if self._derived is not None and self._derived[0] == self.seq:
+                return self._derived[1]
+            seq, points = self.seq, list(self.points)
+        value = compute(points)
+        with self._lock:
+            self._derived = (seq, value)
+        return value
+
     def snapshot(self, after: int | None = None, limit: int | None = None) -> list[Point]:
+        return self.since(after, limit)[0]
+
+    def since(self, after: int | None = None, limit: int | None = None) -> tuple[list[Point], int]:
+        """The points after cursor `after` (the last `limit`), and the cursor they reach: read
+        together, so a point arriving in between is in the next answer, not lost."""
         with self._lock:
             points = [p for p in self.points if after is None or p.seq > after]
-        return points[-limit:] if limit else points
+            seq = self.seq
+        return (points[-limit:] if limit else points), seq
 
 
 def _float(text: str) -> float | None:

@@ -4,9 +4,7 @@ failure; and the episode CSV. Paths in answers are relative to the run directory
 
 from __future__ import annotations
 
-import csv
 import json
-import math
 import os
 import re
 import sys
@@ -16,7 +14,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 MAX_JSON_BYTES = 1 << 20
-EPISODE_ROWS = 200
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # where `rollouts` is installed
 
 
@@ -126,28 +123,3 @@ def recovery(spec: Any, run_dir: Path | None, since: float | None = None) -> dic
         "forced_stop": scrub(forced) if isinstance(forced, dict) else None,
         "failure": scrub(failure) if isinstance(failure, dict) else None,
     }
-
-
-def episodes(spec: Any, run_dir: Path | None) -> dict[str, Any]:
-    """The last EPISODE_ROWS rows of the episode CSV (numbers as numbers)."""
-    empty: dict[str, Any] = {"columns": [], "rows": []}
-    if run_dir is None or not spec.episodes:
-        return empty
-    try:
-        with open(run_dir / spec.episodes, newline="", encoding="utf-8", errors="replace") as f:
-            rows = list(csv.reader(line for line in f if not line.startswith("#")))
-    except OSError:
-        return empty
-    if not rows:
-        return empty
-    return {"columns": rows[0], "rows": [[_cell(c) for c in r] for r in rows[1:][-EPISODE_ROWS:]]}
-
-
-def _cell(text: str) -> Any:
-    try:
-        value = float(text)
-    except ValueError:
-        return text
-    if not math.isfinite(value):
-        return None
-    return int(value) if value.is_integer() and "." not in text else value

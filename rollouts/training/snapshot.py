@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from .convergence import cards, convergence, metric_keys
+from .episodes import episodes
 from .logring import LogRing
 from .progress import Progress
-from .recovery import episodes, recovery, scrub
+from .recovery import recovery, scrub
 
 DEFAULT_LOG_TAIL = 500
 PREVIEWS = ("rising", "plateau", "kl")
@@ -96,18 +97,24 @@ def assemble(
     preview: str | None = None,
     start_ticks: int = 0,
 ) -> dict[str, Any]:
-    every = progress.snapshot()
-    shown = progress.snapshot(after=params.get("after_metric"), limit=params.get("metric_limit"))
+    derived = progress.derived(
+        lambda every: {
+            "keys": metric_keys(every),
+            "reading": convergence(every, spec.main_metric),
+            "cards": cards(every, spec.metrics),
+        }
+    )
+    shown, cursor = progress.since(params.get("after_metric"), params.get("metric_limit"))
     return {
         "job": job,
         "progress": progress_part(progress, phases, job["wall_seconds"], end, start_ticks),
         "metrics": {
             "points": [p.as_json() for p in shown],
-            "cursor": progress.seq,
-            "keys": metric_keys(every),
+            "cursor": cursor,
+            "keys": derived["keys"],
         },
-        "reading": convergence(every, spec.main_metric),
-        "cards": cards(every, spec.metrics),
+        "reading": derived["reading"],
+        "cards": derived["cards"],
         "log": log.tail(params.get("log_tail", DEFAULT_LOG_TAIL), params.get("after_log")),
         "episodes": episodes(spec, run_dir),
         "recovery": recovery(spec, run_dir, job["started_at"]),

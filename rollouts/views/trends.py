@@ -18,8 +18,9 @@ from ..links import app_url, step_entries, url_maker
 from ..query import int_param
 from ..runs import get_catalog, history_of
 from ..store import dumps_strict
+from ..store.cards import cards
 from ..store.history import Point
-from ..store.reading import cards, convergence, curves
+from ..store.reading import convergence, curves
 from .decorators import api, page
 from .header import header_context
 from .responses import json_response

@@ -19,8 +19,8 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from rollouts.store.cards import ABNORMAL_NOISE
 from rollouts.store.reading import (
-    ABNORMAL_NOISE,
     METRICS,
     MIN_STEPS,
     PLATEAU_CV,

@@ -19,9 +19,10 @@ from rollouts.store import (
     find_runs,
     history,
 )
+from rollouts.store.cards import cards
 from rollouts.store.diskcache import DiskCache, default_directory
 from rollouts.store.history import History
-from rollouts.store.reading import cards, convergence, metrics_of, series
+from rollouts.store.reading import convergence, metrics_of, series
 from rollouts.store.stats import group_rows, group_table, step_stats
 from tests.support.data import sample
 
