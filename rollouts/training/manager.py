@@ -1,9 +1,13 @@
 """The one training job a viewer hosts: starting it (fresh, or from the latest checkpoint),
-re-attaching to it after a restart, and its snapshot. One manager per spec file per process."""
+re-attaching to it after a restart, and its snapshot. One manager per spec file, and one process
+hosting it: `manager_for` locks the spec file (`flock`, for as long as the process lives), so a
+second process (another gunicorn worker, another viewer) answers HostedElsewhere instead of
+starting a second job beside the first or showing an idle job while one runs."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import threading
 from datetime import datetime
@@ -127,25 +131,58 @@ _managers: dict[str, Manager] = {}
 _managers_lock = threading.Lock()
 
 
+class HostedElsewhere(RuntimeError):
+    """This process cannot host the spec's jobs (another one does, or the lock cannot be made)."""
+
+
+_claims: dict[str, int] = {}  # spec path -> the open descriptor holding its lock
+
+
+def claim_runs(spec: Spec) -> int:
+    """The spec file locked for this process (`flock`, nothing written): the descriptor that
+    holds the lock, released when it is closed or the process ends."""
+    try:
+        fd = os.open(spec.path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise HostedElsewhere(f"cannot open the spec {spec.path.name}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise HostedElsewhere(
+            f"training of {spec.path.name} is hosted by another process; run the site in one "
+            "process (gunicorn: one worker, several threads)"
+        ) from None
+    return fd
+
+
 def manager_for(spec_path: str | os.PathLike[str]) -> Manager:
+    """This process's manager of the spec; HostedElsewhere when another process hosts it."""
     key = str(Path(spec_path).expanduser().resolve())
     with _managers_lock:
         manager = _managers.get(key)
         if manager is None:
-            manager = _managers[key] = Manager(load_spec(key))
+            spec = load_spec(key)
+            _claims[key] = claim_runs(spec)
+            manager = _managers[key] = Manager(spec)
         return manager
 
 
 def forget_managers() -> None:
-    """For tests: stop what they started; the next `manager_for` reads its spec again."""
+    """For tests: stop what they started and let go of the locks; the next `manager_for` reads
+    its spec again."""
     with _managers_lock:
         managers = list(_managers.values())
+        claims = list(_claims.values())
         _managers.clear()
+        _claims.clear()
     for manager in managers:
         manager.shutdown()
+    for fd in claims:
+        os.close(fd)
 
 
-__all__ = ["JobError", "Manager", "ValidationFailed", "manager_for"]
+__all__ = ["HostedElsewhere", "JobError", "Manager", "ValidationFailed", "manager_for"]
 
 
 def latest_run_dir(spec: Spec) -> Path | None:

@@ -19,7 +19,7 @@ from ..query import int_param
 from ..runs import catalog_of
 from ..store import BadRequest, StoreError
 from ..training.job import JobError
-from ..training.manager import Manager, ValidationFailed, manager_for
+from ..training.manager import HostedElsewhere, Manager, ValidationFailed, manager_for
 from ..training.preview import preview_snapshot
 from ..training.snapshot import PREVIEWS
 from ..training.spec import SpecError
@@ -44,7 +44,7 @@ def _hosted(*methods: str) -> Callable[[TrainView], Callable[..., HttpResponseBa
                 )
             try:
                 manager = manager_for(spec)
-            except SpecError as exc:
+            except (SpecError, HostedElsewhere) as exc:
                 return error_response(HTTPStatus.SERVICE_UNAVAILABLE, str(exc))
             return view(request, manager)
 

@@ -193,6 +193,39 @@ def test_an_unusable_training_access_check_denies_and_warns(client, settings):
     assert post(client, "start").status_code == 403
 
 
+HOLD_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_second_process_does_not_host_the_same_spec(client, spec_path):
+    import subprocess
+    import sys
+
+    lock = spec_path  # the spec file itself: hosting writes nothing
+    forget_managers()  # this process lets go: another one (a real process) takes the lock
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(lock)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        for name in ("schema", "state"):
+            response = client.get(f"{PREFIX}/{name}")
+            message = body(response)["message"]
+            assert response.status_code == 503 and "hosted by another process" in message
+        assert post(client, "start").status_code == 503
+        with pytest.raises(CommandError, match=r"hosted by another process$"):
+            call_command("train", str(spec_path), "--no-browser", "--port", "0")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert client.get(f"{PREFIX}/state").status_code == 200  # the lock went with its process
+
+
 def test_no_training_answer_holds_a_server_path(client, settings, spec_path, tmp_path):
     from tests.support.walk import TOP_ROUTES, leaks
 

@@ -17,7 +17,9 @@ def points(count: int, seed: int = 0) -> list[Point]:
     out = []
     for n in range(count):
         value = math.nan if rng.random() < 0.3 else 0.5 + 0.001 * n + rng.gauss(0, 0.01)
-        metrics = {"reward": value} if not math.isnan(value) else {"other": 1.0}
+        metrics: dict[str, float | None] = (
+            {"reward": value} if not math.isnan(value) else {"x": 1.0}
+        )
         out.append(Point(n + 1, (n + 1) * 64, metrics, "json"))
     out.append(Point(count + 1, (count + 1) * 64, {"reward": 9.0}, "json"))  # a jump at the end
     return out
@@ -40,10 +42,12 @@ def test_a_card_of_5000_points_is_the_card_of_its_last_values():
     assert whole is not None and len(whole["spark"]) == SPARK_POINTS
     assert whole == card(finite_tail(every, max(SPARK_POINTS, CARD_RECENT + 1)), metric)
     assert whole["latest"] == 9.0 and whole["abnormal"] is False  # up is the good way
-    assert card(every, Metric("reward", "Reward", -1))["abnormal"] is True
+    falling = card(every, Metric("reward", "Reward", -1))
+    assert falling is not None and falling["abnormal"] is True  # down was the good way
     assert card(every, Metric("absent", "Absent", 0)) is None
     few = points(2)
-    assert card(few, metric)["spark"] == [
+    small = card(few, metric)
+    assert small is not None and small["spark"] == [
         {"step": p.timesteps, "value": p.metrics["reward"]} for p in few if "reward" in p.metrics
     ]
 

@@ -17,7 +17,13 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rollouts.conf import normalize_base_path
-from rollouts.training.manager import latest_run_dir, manager_for, stop_leftover
+from rollouts.training.manager import (
+    HostedElsewhere,
+    claim_runs,
+    latest_run_dir,
+    manager_for,
+    stop_leftover,
+)
 from rollouts.training.preview import preview_snapshot
 from rollouts.training.snapshot import PREVIEWS
 from rollouts.training.spec import Spec, SpecError
@@ -84,6 +90,10 @@ class Command(BaseCommand):
             raise CommandError("--port must be between 0 and 65535")
         if options["threads"] < 1:
             raise CommandError("--threads must be at least 1")
+        try:
+            os.close(claim_runs(spec))  # one line now, not a 503 page, if another viewer hosts it
+        except HostedElsewhere as exc:
+            raise CommandError(str(exc).split(";")[0]) from None
         viewer = visualize.Command()
         listener = viewer._listen(host, options["port"])
         options["port"] = listener.getsockname()[1]
@@ -161,7 +171,10 @@ def _stop_job_in_worker(spec: Spec) -> Any:
 
 def _stop_job(spec: Spec) -> None:
     """Stop the hosted job, saying so on the terminal (a stop may take the whole grace period)."""
-    manager = manager_for(spec.path)
+    try:
+        manager = manager_for(spec.path)
+    except HostedElsewhere:
+        return  # this worker never hosted it: nothing of ours to stop
     job = manager.job
     if job is None or not job.running:
         return
