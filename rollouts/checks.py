@@ -9,7 +9,9 @@ One id per condition:
 - rollouts.W005  an integer setting is not an integer or below its least (its default is used)
 - rollouts.W006  someone else could write the disk cache directory (it is then off)
 - rollouts.W007  an access check setting names nothing usable (everyone is then denied)
-- rollouts.W008  ROLLOUTS_TRAIN_SPEC cannot be read or is not a valid job spec
+- rollouts.W008  ROLLOUTS_TRAIN_SPEC cannot be read or is not a valid job spec (with the
+                 backend settings over it)
+- rollouts.W009  the hosted spec runs on Ray and Ray is not installed
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from django.core.checks import Tags, Warning, register
 
 from .conf import DEFAULT_TRAIN_ACCESS, INTEGER_SETTINGS, access_problem, conf, parse_positive_int
 from .store.diskcache import DiskCache
+from .training.backends import INSTALL_RAY, ray_available, with_backend
 from .training.spec import SpecError
 from .training.specfile import load_spec
 
@@ -109,13 +112,21 @@ def _training_warnings() -> list[Warning]:
     if spec is None:
         return []
     try:
-        load_spec(spec)
+        hosted = with_backend(load_spec(spec), conf.TRAIN_BACKEND, conf.TRAIN_RAY_ADDRESS)
     except SpecError as exc:
         return [
             Warning(
                 f"ROLLOUTS_TRAIN_SPEC: {exc}; the training API answers 503 until it is fixed.",
-                hint="`manage.py train SPEC --print-schema` checks a spec.",
+                hint="`manage.py train SPEC --print-schema` checks a spec; ROLLOUTS_TRAIN_BACKEND "
+                "and ROLLOUTS_TRAIN_RAY_ADDRESS override its backend.",
                 id="rollouts.W008",
+            )
+        ]
+    if hosted.backend == "ray" and not ray_available():
+        return [
+            Warning(
+                f"ROLLOUTS_TRAIN_SPEC runs its jobs on Ray, which is not installed: {INSTALL_RAY}",
+                id="rollouts.W009",
             )
         ]
     return []

@@ -132,6 +132,17 @@ class RolloutsSettings:
         )
 
     @property
+    def TRAIN_BACKEND(self) -> Any:
+        """Where the hosted spec's jobs run, over the spec's own `[job] backend`: "local" or
+        "ray"; None keeps the spec's (checked when the training API first answers)."""
+        return getattr(settings, "ROLLOUTS_TRAIN_BACKEND", None) or None
+
+    @property
+    def TRAIN_RAY_ADDRESS(self) -> Any:
+        """The Ray dashboard address (`http://HOST:8265`) over the spec's `[ray] address`."""
+        return getattr(settings, "ROLLOUTS_TRAIN_RAY_ADDRESS", None) or None
+
+    @property
     def TRAIN_FOLLOW(self) -> bool:
         """Whether the viewer's data directory follows the hosted job's rollout_result (set by
         `manage.py train`; a portal keeps its own data directories)."""

@@ -1,103 +1,98 @@
-"""One training process: started in its own process group, its output read, paused, resumed and
-stopped through the control file, killed with its whole group after the grace period.
+"""One training job, whichever backend runs it: its record in the run directory, its output read
+from `stdout.log` / `stderr.log` there, status, pause and resume through the control file, a
+stop (control file, then after the grace period the backend's force), and how it ended.
 
-The child writes its stdout and stderr to `stdout.log` / `stderr.log` in the run directory
-and reader threads follow those files: a viewer restarted while the child runs re-attaches
-(`attach`) and reads the same files from the start, so the log and the curves come back whole.
+Its output is read by `output.JobOutput`. A backend (`local.LocalJob`: a process group on this
+machine; `rayjob.RayJob`: a Ray job) supplies the hooks at the end of the class. A viewer
+restarted while the job runs re-attaches (`attach`) and reads the same files from the start, so
+the log and the curves come back whole.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
+import contextlib
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from ..control import atomic_write_json, read_ack, write_control
-from . import process
-from .logring import LogRing
-from .progress import Progress
-from .recovery import forced_stop_record, path_scrubber, read_json
+from .output import STREAMS, JobOutput
+from .recovery import forced_stop_record, read_json
+from .snapshot import backend_part
 
 RECORD = "job.json"
 CONTROL = "control.json"
-STREAMS = (("stdout.log", "stdout"), ("stderr.log", "stderr"))
 FINAL = ("exited", "failed", "killed")
 QUIET_PAUSE = 2.0  # a pause is taken as effective after this long without output (no ack)
-POLL = 0.05
 
 
 class JobError(RuntimeError):
     """A request the job cannot take in its state (a 409)."""
 
 
+class BackendUnavailable(JobError):
+    """The place the job runs cannot be reached (a 503): nothing was started."""
+
+
 class Job:
+    backend = "local"
+    merged_output = False  # stdout and stderr come as one stream (errors found in stdout too)
+
     def __init__(self, spec: Any, run_dir: Path, record: dict[str, Any]) -> None:
         self.spec = spec
         self.run_dir = run_dir
         self.record = record
-        self.log = LogRing()
-        self.progress = Progress()
-        self.phases: list[dict[str, Any]] = []
-        self._proc: subprocess.Popen[bytes] | None = None
+        self.output = JobOutput(spec.base, merged=self.merged_output)
+        self.log, self.progress, self.phases = (
+            self.output.log,
+            self.output.progress,
+            self.output.phases,
+        )
         self._lock = threading.Lock()
-        self._done = threading.Event()  # the process is gone
+        self._done = threading.Event()  # the job's process is gone
         self._finished = threading.Event()  # ... and its output read
-        self._last_output = 0.0
         self._pause_since: float | None = None
         self._kill_timer: threading.Thread | None = None
-        self._scrub = path_scrubber(spec.base)  # no server path in an answer, logs included
 
     # -- starting and attaching
 
     @classmethod
     def start(cls, spec: Any, run_dir: Path, record: dict[str, Any]) -> Job:
+        """The job launched, or JobError with nothing of it left behind (a new run directory it
+        made is removed again, a resumed one keeps what it had)."""
+        fresh = not run_dir.exists()
         run_dir.mkdir(parents=True, exist_ok=True)
-        control = run_dir / CONTROL
-        write_control(control, pause=False, stop=False)
+        write_control(run_dir / CONTROL, pause=False, stop=False)
         job = cls(spec, run_dir, record)
-        env = {
-            **os.environ,
-            "RELAX_CONTROL_FILE": os.path.relpath(control, spec.base),
-            "PYTHONUNBUFFERED": "1",
-        }
-        with open(run_dir / "stdout.log", "ab") as out, open(run_dir / "stderr.log", "ab") as err:
-            proc = subprocess.Popen(
-                record["command"],
-                cwd=spec.base,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                env=env,
-                start_new_session=True,  # its own process group: stopped as a whole
-            )
-        job._proc = proc
         record.update(
-            pid=proc.pid,
-            pid_start=process.start_time(proc.pid),
+            backend=cls.backend,
             started_at=time.time(),
             status="running",
             exit_code=None,
             force_killed=False,
             paused_seconds=0.0,
             ended_at=None,
+            message=None,
         )
+        try:
+            job._launch()
+        except JobError:
+            if fresh:
+                _remove_new_run_dir(run_dir)
+            raise
         job.save()
         job._follow()
         return job
 
     @classmethod
     def attach(cls, spec: Any, run_dir: Path, record: dict[str, Any]) -> Job:
-        """A job from its record: followed while its process is ours and alive, else ended."""
+        """A job from its record: followed while its work is alive, else ended."""
         job = cls(spec, run_dir, record)
-        alive = record.get("status") not in FINAL and process.is_ours(
-            int(record.get("pid") or 0), record.get("pid_start")
-        )
+        alive = record.get("status") not in FINAL and job._alive()
         if not alive and record.get("status") not in FINAL:
             record.update(status="exited", ended_at=record.get("ended_at") or time.time())
+            job._ended_unseen()
         if not alive:
             job._done.set()
         elif record.get("paused_at"):
@@ -109,56 +104,13 @@ class Job:
         return job
 
     def _follow(self) -> None:
-        readers = [
-            threading.Thread(target=self._read, args=(name, kind), daemon=True)
-            for name, kind in STREAMS
-        ]
-        for reader in readers:
-            reader.start()
+        readers = self.output.follow(self.run_dir, self._done)
         threading.Thread(target=self._wait, args=(readers,), daemon=True).start()
 
     # -- the threads
 
-    def _read(self, name: str, kind: str) -> None:
-        path = self.run_dir / name
-        partial = b""
-        with open(path, "a+b") as stream:
-            stream.seek(0)
-            while True:
-                chunk = stream.readline()
-                if chunk.endswith(b"\n"):
-                    self._line((partial + chunk).decode("utf-8", "replace"), kind)
-                    partial = b""
-                    continue
-                partial += chunk
-                if self._done.is_set() and not chunk:
-                    if partial:
-                        self._line(partial.decode("utf-8", "replace"), kind)
-                    return
-                if not chunk:
-                    time.sleep(POLL)
-
-    def _line(self, text: str, kind: str) -> None:
-        self._last_output = time.time()
-        if kind == "stdout":
-            kind = self.progress.feed(text) or kind
-            phase = self.progress.phase
-            if phase and (not self.phases or self.phases[-1]["name"] != phase):
-                self.phases.append({"name": phase, "started_at": time.time()})
-                del self.phases[:-100]
-        self.log.add(self._scrub(text), kind)
-
     def _wait(self, readers: list[threading.Thread]) -> None:
-        code: int | None = None
-        if self._proc is not None:
-            code = self._proc.wait()
-        else:
-            pid, started = int(self.record.get("pid") or 0), self.record.get("pid_start")
-            while not self._done.is_set() and process.is_ours(pid, started):
-                time.sleep(0.2)
-        pgid = self.record.get("pid")
-        if pgid and process.group_alive(pgid) and self.record.get("status") not in FINAL:
-            process.kill_group(pgid)  # what the child left in its group would be orphans
+        code = self._await_end()
         self._done.set()
         for reader in readers:
             reader.join()
@@ -166,17 +118,20 @@ class Job:
         with self._lock:
             if self.record.get("status") not in FINAL:
                 self._resume_clock()
-                if self.record.get("force_killed") or (code is not None and code < 0):
-                    status = "killed"
-                elif code or (code is None and self._failed_since_start()):
-                    status = "failed"  # (re-attached: no exit code, but its failure record)
-                else:
-                    status = "exited"
+                status = self._final_status(code)
                 self.record.update(status=status, exit_code=code, ended_at=time.time())
                 self.save()
         if self.record.get("status") == "killed" or (code is not None and code < 0):
-            self.log.add(f"[viewer] the process was killed (exit code {code})", "error")
+            said = self.record.get("message") or f"the process was killed (exit code {code})"
+            self.log.add(f"[viewer] {said}", "error")
         self._finished.set()
+
+    def _final_status(self, code: int | None) -> str:
+        if self.record.get("force_killed") or (code is not None and code < 0):
+            return "killed"
+        if code or (code is None and self._failed_since_start()):
+            return "failed"  # (re-attached: no exit code, but its failure record)
+        return "exited"
 
     # -- requests
 
@@ -191,15 +146,18 @@ class Job:
                 return stored
             if self._pause_since is not None:
                 ack = read_ack(self.control_path)
-                quiet = time.time() - max(self._pause_since, self._last_output)
+                quiet = time.time() - max(self._pause_since, self.output.last_output)
                 return (
                     "paused"
                     if (ack or 0) >= self._pause_since or quiet > QUIET_PAUSE
                     else "pausing"
                 )
-            if self._last_output == 0.0 and time.time() - self.record["started_at"] < 5:
+            if self._starting():
                 return "starting"
             return "running"
+
+    def _starting(self) -> bool:
+        return self.output.last_output == 0.0 and time.time() - self.record["started_at"] < 5
 
     @property
     def running(self) -> bool:
@@ -246,7 +204,7 @@ class Job:
             if self.spec.honours_control:
                 write_control(self.control_path, pause=False, stop=True)
             else:  # the fallback for a script that never reads the file
-                process.kill_group(self.record["pid"], signal.SIGTERM)
+                self._stop_without_control()
             self.log.add("[viewer] stop requested", "stdout")
         self._kill_timer = threading.Thread(target=self._kill_after_grace, daemon=True)
         self._kill_timer.start()
@@ -256,15 +214,15 @@ class Job:
             return
         with self._lock:
             self.record["force_killed"] = True
-            process.kill_group(self.record["pid"])
+            how = self._force()
             atomic_write_json(
                 self.run_dir / "forced_stop.json",
-                forced_stop_record(self.spec, self.run_dir, self.record),
+                {**forced_stop_record(self.spec, self.run_dir, self.record), "signal": how},
             )
             self.save()
         self.log.add(
             f"[viewer] no exit within {self.spec.grace_seconds:g} s of the stop request:"
-            " the process group was killed (see forced_stop.json)",
+            f" {self.forced_means} (see forced_stop.json)",
             "error",
         )
 
@@ -291,7 +249,44 @@ class Job:
             paused += time.time() - self._pause_since
         return max(0.0, end - started - paused)
 
+    def backend_part(self) -> dict[str, Any]:
+        """Where the job runs, for the snapshot (the local machine: nothing to reach)."""
+        return backend_part(self.backend)
+
     @staticmethod
     def read_record(run_dir: Path) -> dict[str, Any] | None:
         record = read_json(run_dir / RECORD)
         return record if isinstance(record, dict) and "command" in record else None
+
+    # -- what a backend supplies: start the work (JobError when it cannot); whether a
+    # re-attached record's work still runs; what to record when it ended unwatched; block until
+    # it ended and its output is in the log files (its exit code); a signal for a command that
+    # does not read the control file; end it by force after the grace (how, for forced_stop.json)
+
+    forced_means = "the job was stopped by force"
+
+    def _launch(self) -> None:
+        raise NotImplementedError
+
+    def _alive(self) -> bool:
+        raise NotImplementedError
+
+    def _ended_unseen(self) -> None:
+        pass
+
+    def _await_end(self) -> int | None:
+        raise NotImplementedError
+
+    def _stop_without_control(self) -> None:
+        raise NotImplementedError
+
+    def _force(self) -> str:
+        raise NotImplementedError
+
+
+def _remove_new_run_dir(run_dir: Path) -> None:
+    """A run directory `start` made for a job that never started, if nothing else is in it."""
+    for name in (CONTROL, *(stream for stream, _ in STREAMS)):
+        (run_dir / name).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        run_dir.rmdir()

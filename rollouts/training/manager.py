@@ -14,11 +14,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .job import Job, JobError
+from .backends import with_backend
+from .job import BackendUnavailable, Job, JobError
+from .local import LocalJob
 from .logring import LogRing
 from .progress import Progress
 from .recovery import resume_target
-from .snapshot import assemble, job_part
+from .snapshot import assemble, backend_part, job_part
 from .spec import Spec, fill, python
 from .specfile import load_spec
 
@@ -36,13 +38,16 @@ class Manager:
         self.spec = spec
         self.job: Job | None = None
         self._lock = threading.Lock()
+        self.launch_problem: str | None = None  # why the last start could not reach its backend
         self.job = self._latest_job()
 
     def _latest_job(self) -> Job | None:
         """The newest job a viewer started here: re-attached when its process still runs."""
         run_dir = latest_run_dir(self.spec)
         record = Job.read_record(run_dir) if run_dir is not None else None
-        return Job.attach(self.spec, run_dir, record) if run_dir and record else None
+        if not run_dir or not record:
+            return None
+        return job_class(str(record.get("backend", "local"))).attach(self.spec, run_dir, record)
 
     def _new_id(self) -> tuple[str, Path]:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -67,12 +72,14 @@ class Manager:
                 if previous is None or target is None:
                     raise JobError("no checkpoint to resume from (no resume.json, no checkpoint)")
                 base = dict(previous.record.get("values", {}))
+                carried = {"submissions": previous.record.get("submissions") or []}
                 job_id, run_dir = previous.record["id"], previous.run_dir
                 builtins["resume_path"] = _relative(run_dir / target["checkpoint"], self.spec.base)
                 start_ticks = target["timesteps"] if isinstance(target["timesteps"], int) else 0
             else:
                 job_id, run_dir = self._new_id()
                 start_ticks = 0
+                carried = {}
             clean, errors = self.spec.validate(values, base)
             if errors:
                 raise ValidationFailed(errors)
@@ -88,22 +95,38 @@ class Manager:
                 "device": str(clean.get("device", self.spec.device)),
                 "resumed_from": builtins.get("resume_path"),
                 "start_timesteps": start_ticks,
+                **carried,
             }
-            self.job = Job.start(self.spec, run_dir, record)
+            try:
+                self.job = job_class(self.spec.backend).start(self.spec, run_dir, record)
+            except BackendUnavailable as exc:
+                self.launch_problem = str(exc)
+                raise
+            self.launch_problem = None
             return self.job
 
     def rollout_dir(self) -> Path | None:
         return self.job.run_dir / self.spec.rollout_result if self.job else None
 
+    def backend(self) -> dict[str, Any]:
+        """Where jobs run: the job's backend, or the spec's while none ran yet; a start that
+        could not reach the cluster says so until a start succeeds."""
+        if self.job is not None and self.job.backend == self.spec.backend:
+            part = self.job.backend_part()
+        else:
+            part = backend_part(self.spec.backend, self.spec.ray.get("address"))
+        if self.launch_problem:
+            part.update(reachable=False, message=self.launch_problem)
+        return part
+
     def snapshot(self, params: dict[str, Any]) -> dict[str, Any]:
         job = self.job
         if job is None:
-            return assemble(
-                self.spec, job_part(None, "idle", None), Progress(), [], LogRing(), None, params
-            )
+            idle = job_part(None, "idle", None, self.backend())
+            return assemble(self.spec, idle, Progress(), [], LogRing(), None, params)
         return assemble(
             self.spec,
-            job_part(job.record, job.status(), job.wall_seconds()),
+            job_part(job.record, job.status(), job.wall_seconds(), self.backend()),
             job.progress,
             job.phases,
             job.log,
@@ -156,13 +179,16 @@ def claim_runs(spec: Spec) -> int:
     return fd
 
 
-def manager_for(spec_path: str | os.PathLike[str]) -> Manager:
-    """This process's manager of the spec; HostedElsewhere when another process hosts it."""
+def manager_for(
+    spec_path: str | os.PathLike[str], backend: str | None = None, address: str | None = None
+) -> Manager:
+    """This process's manager of the spec (its backend and Ray address overridden by a flag or
+    a setting, on first use); HostedElsewhere when another process hosts it."""
     key = str(Path(spec_path).expanduser().resolve())
     with _managers_lock:
         manager = _managers.get(key)
         if manager is None:
-            spec = load_spec(key)
+            spec = with_backend(load_spec(key), backend, address)
             _claims[key] = claim_runs(spec)
             manager = _managers[key] = Manager(spec)
         return manager
@@ -196,9 +222,19 @@ def latest_run_dir(spec: Spec) -> Path | None:
 
 
 def stop_leftover(spec: Spec) -> None:
-    """Stop the newest job if its process still runs (re-attached through its record)."""
+    """Stop the newest local job if its process still runs (re-attached through its record); a
+    Ray job is left to its cluster, as `ray job submit` leaves it."""
     run_dir = latest_run_dir(spec)
     record = Job.read_record(run_dir) if run_dir is not None else None
     if record is None or record.get("status") in ("exited", "failed", "killed"):
         return
-    Manager(spec).shutdown()
+    if record.get("backend", "local") == "local":
+        Manager(spec).shutdown()
+
+
+def job_class(backend: str) -> type[Job]:
+    if backend == "ray":
+        from .rayjob import RayJob  # Ray itself is imported only when a Ray job runs
+
+        return RayJob
+    return LocalJob

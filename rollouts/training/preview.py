@@ -12,7 +12,7 @@ from typing import Any
 
 from .logring import LogRing
 from .progress import Progress
-from .snapshot import PREVIEWS, assemble, job_part
+from .snapshot import PREVIEWS, assemble, backend_part, job_part
 
 STEPS = 40
 PER_STEP = 2048
@@ -71,7 +71,7 @@ def preview_snapshot(
         "run": f"preview-{regime}",
         "device": spec.device,
     }
-    job = job_part(record, "running", wall)
+    job = job_part(record, "running", wall, backend_part(spec.backend, spec.ray.get("address")))
     return assemble(
         spec, job, progress, phases, log, None, params or {}, end=START + wall, preview=regime
     )

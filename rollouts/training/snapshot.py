@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .backends import shown_address
 from .convergence import cards, convergence, metric_keys
 from .episodes import episodes
 from .logring import LogRing
@@ -25,7 +26,29 @@ def shown_command(command: list[str]) -> list[str]:
     return ["python" if arg == sys.executable else str(scrub(arg)) for arg in command]
 
 
-def job_part(record: dict[str, Any] | None, status: str, wall: float | None) -> dict[str, Any]:
+def backend_part(
+    kind: str, address: str | None = None, submission_id: str | None = None
+) -> dict[str, Any]:
+    """Where the job runs: `local`, or `ray` with the cluster's address (no user or password),
+    the submission id, whether the cluster answered the last call and, if not, why."""
+    if address:
+        address = shown_address(address)
+    return {
+        "kind": kind,
+        "address": address,
+        "submission_id": submission_id,
+        "reachable": None,
+        "message": None,
+        "ray_status": None,
+    }
+
+
+def job_part(
+    record: dict[str, Any] | None,
+    status: str,
+    wall: float | None,
+    backend: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     record = record or {}
     command = shown_command(record.get("command", []))
     return {
@@ -41,6 +64,8 @@ def job_part(record: dict[str, Any] | None, status: str, wall: float | None) -> 
         "values": scrub(record.get("values", {})),
         "run": record.get("run"),
         "device": record.get("device"),
+        "message": record.get("message"),
+        "backend": backend or backend_part("local"),
     }
 
 

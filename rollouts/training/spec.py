@@ -116,6 +116,8 @@ class Spec:
     metrics: tuple[dict[str, Any], ...] = ()
     main_metric: str = "ep_rew_mean"
     extra: dict[str, Any] = field(default_factory=dict)
+    backend: str = "local"  # or "ray": submitted as a Ray job (`rayjob.py`)
+    ray: dict[str, Any] = field(default_factory=dict)  # address, working_dir, env ([ray])
 
     @property
     def base(self) -> Path:
@@ -156,6 +158,7 @@ class Spec:
             "metrics": list(self.metrics),
             "grace_seconds": self.grace_seconds,
             "resumable": bool(self.resume_args),
+            "backend": self.backend,
         }
 
     def command_for(self, values: dict[str, Any], builtins: dict[str, str]) -> list[str]:

@@ -6,6 +6,7 @@ import tomllib
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .backends import check_backend, ray_options
 from .spec import BUILTIN, DEFAULT_GRACE, PLACEHOLDER, TYPES, Field, Spec, SpecError
 
 TYPE_OF = {"int": int, "float": (int, float), "bool": bool, "string": str, "path": str}
@@ -73,6 +74,8 @@ def parse_spec(raw: dict[str, Any], spec_path: Path) -> Spec:
         presets=tuple(_list(raw, "presets")),
         metrics=tuple(_metric(m) for m in _list(raw, "metrics")),
         main_metric=str(job.get("main_metric", "ep_rew_mean")),
+        backend=check_backend(job.get("backend", "local")),
+        ray=ray_options(raw.get("ray")),
     )
     for preset in spec.presets:
         if not isinstance(preset.get("name"), str) or not isinstance(preset.get("values"), dict):

@@ -18,7 +18,7 @@ from ..conf import conf
 from ..query import int_param
 from ..runs import catalog_of
 from ..store import BadRequest, StoreError
-from ..training.job import JobError
+from ..training.job import BackendUnavailable, JobError
 from ..training.manager import HostedElsewhere, Manager, ValidationFailed, manager_for
 from ..training.preview import preview_snapshot
 from ..training.snapshot import PREVIEWS
@@ -43,7 +43,7 @@ def _hosted(*methods: str) -> Callable[[TrainView], Callable[..., HttpResponseBa
                     HTTPStatus.FORBIDDEN, "cross-origin requests may not drive training"
                 )
             try:
-                manager = manager_for(spec)
+                manager = manager_for(spec, conf.TRAIN_BACKEND, conf.TRAIN_RAY_ADDRESS)
             except (SpecError, HostedElsewhere) as exc:
                 return error_response(HTTPStatus.SERVICE_UNAVAILABLE, str(exc))
             return view(request, manager)
@@ -117,6 +117,9 @@ def _body(request: HttpRequest) -> dict[str, Any]:
 
 
 def _conflict(exc: JobError) -> HttpResponseBase:
+    """A 409 naming each bad field; a 503 when the backend cannot be reached."""
+    if isinstance(exc, BackendUnavailable):
+        return error_response(HTTPStatus.SERVICE_UNAVAILABLE, str(exc))
     errors = exc.errors if isinstance(exc, ValidationFailed) else {}
     return error_response(HTTPStatus.CONFLICT, str(exc), errors=errors)
 

@@ -12,7 +12,7 @@ import pytest
 
 from rollouts.control import TrainingControl, read_ack, read_control, write_control
 from rollouts.training.convergence import convergence
-from rollouts.training.job import Job
+from rollouts.training.local import LocalJob
 from rollouts.training.logring import LogRing
 from rollouts.training.manager import Manager
 from rollouts.training.preview import preview_snapshot
@@ -386,7 +386,7 @@ def test_a_job_record_whose_process_is_gone_is_shown_as_ended(tmp_path):
     record = json.loads((run / "job.json").read_text())
     record.update(status="running", pid=2**22 - 3, pid_start=12345, ended_at=None)
     (run / "job.json").write_text(json.dumps(record))
-    job = Job.attach(load_spec(spec_path), run, record)
+    job = LocalJob.attach(load_spec(spec_path), run, record)
     assert job.wait(5)
     assert job.status() == "exited" and not job.running
 

@@ -17,6 +17,13 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rollouts.conf import normalize_base_path
+from rollouts.training.backends import (
+    BACKENDS,
+    INSTALL_RAY,
+    ray_available,
+    shown_address,
+    with_backend,
+)
 from rollouts.training.manager import (
     HostedElsewhere,
     claim_runs,
@@ -68,10 +75,24 @@ class Command(BaseCommand):
         )
         parser.add_argument("--base-path", default="", help="URL prefix behind a reverse proxy")
         parser.add_argument("--threads", type=int, default=8, help="threads (one process)")
+        parser.add_argument(
+            "--backend",
+            choices=BACKENDS,
+            default=None,
+            help="where jobs run: local (this machine) or ray (a Ray cluster); default: the spec's",
+        )
+        parser.add_argument(
+            "--ray-address",
+            default=None,
+            metavar="URL",
+            help="the Ray cluster's dashboard, e.g. http://HOST:8265 (default: the spec's [ray])",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            spec = load_spec(options["spec"])
+            spec = with_backend(
+                load_spec(options["spec"]), options["backend"], options["ray_address"]
+            )
         except SpecError as exc:
             raise CommandError(str(exc)) from None
         if options["print_schema"]:
@@ -90,6 +111,8 @@ class Command(BaseCommand):
             raise CommandError("--port must be between 0 and 65535")
         if options["threads"] < 1:
             raise CommandError("--threads must be at least 1")
+        if spec.backend == "ray" and not ray_available():
+            raise CommandError(INSTALL_RAY)
         try:
             os.close(claim_runs(spec))  # one line now, not a 503 page, if another viewer hosts it
         except HostedElsewhere as exc:
@@ -104,6 +127,8 @@ class Command(BaseCommand):
         settings.ROLLOUTS_TRAIN_SPEC = str(spec.path)
         settings.ROLLOUTS_TRAIN_ACCESS = "rollouts.access.allow_all"
         settings.ROLLOUTS_TRAIN_FOLLOW = True
+        settings.ROLLOUTS_TRAIN_BACKEND = spec.backend
+        settings.ROLLOUTS_TRAIN_RAY_ADDRESS = spec.ray.get("address")
         if not data_dir.is_dir():  # no run yet: the first job makes it, no need to warn
             settings.SILENCED_SYSTEM_CHECKS = [*settings.SILENCED_SYSTEM_CHECKS, "rollouts.W004"]
         self.check(display_num_errors=False)
@@ -118,6 +143,7 @@ class Command(BaseCommand):
                 [
                     f"Relax Rollout Viewer: training {spec.name}",
                     f"  spec:   {spec.path.name} (runs in {spec.run_dir})",
+                    *_where(spec),
                     f"  open:   {url}training/",
                     "  Press Ctrl+C to stop the training process, then the server.",
                 ]
@@ -169,14 +195,32 @@ def _stop_job_in_worker(spec: Spec) -> Any:
     return worker_exit
 
 
+def _where(spec: Spec) -> list[str]:
+    if spec.backend != "ray":
+        return []
+    address = shown_address(spec.ray["address"])
+    return [f"  jobs:   Ray jobs on {address} (Ctrl+C leaves a running one to its cluster)"]
+
+
 def _stop_job(spec: Spec) -> None:
-    """Stop the hosted job, saying so on the terminal (a stop may take the whole grace period)."""
+    """Stop the hosted job, saying so on the terminal (a stop may take the whole grace period).
+    A Ray job is left running on its cluster, as `ray job submit` leaves it: the next `train`
+    re-attaches to it."""
     try:
-        manager = manager_for(spec.path)
-    except HostedElsewhere:
+        manager = manager_for(spec.path, spec.backend, spec.ray.get("address"))
+    except (HostedElsewhere, SpecError):
         return  # this worker never hosted it: nothing of ours to stop
     job = manager.job
     if job is None or not job.running:
+        return
+    if job.backend == "ray":
+        sid = job.record.get("submission_id")
+        print(
+            f"Leaving Ray job {sid} running on its cluster: `train` with this spec re-attaches"
+            f" to it; stop it from the Training page or with `ray job stop {sid}`.",
+            file=sys.stderr,
+            flush=True,
+        )
         return
     grace = f"{spec.grace_seconds:g}"
     print(f"Stopping training job {job.record['id']} (up to {grace} s)...", file=sys.stderr)

@@ -1,0 +1,291 @@
+"""The Ray backend's scenarios on a real single-node Ray head: submit, progress and log, pause and
+resume, a graceful stop, a forced stop through `stop_job`, a crash and a resume from the latest
+checkpoint, a stop from Ray's own side, a rejected submission, the cluster unreachable at start
+and mid-run, and `manage.py train --backend ray` re-attaching after a restart.
+
+Run only inside the loopback-only namespace `test_on_ray.py` makes (this file's name keeps it
+out of an ordinary collection; it refuses to run anywhere else).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ray.job_submission import JobSubmissionClient
+
+from rollouts.training.backends import with_backend
+from rollouts.training.job import BackendUnavailable, JobError
+from rollouts.training.manager import Manager
+from rollouts.training.rayjob import OUTSIDE
+from rollouts.training.specfile import load_spec
+from tests.support.rayhead import RayHead, inside_loopback_namespace, ray_head
+from tests.support.servers import REPO_ROOT, free_port, get_json, run_visualize
+
+if not (os.environ.get("RELAX_RAY_NAMESPACE") and inside_loopback_namespace()):
+    pytest.exit("ray_scenarios.py runs only inside test_on_ray.py's namespace", returncode=4)
+
+FAKE = REPO_ROOT / "tests" / "support" / "fake_trainer.py"
+SPEC = """
+[job]
+backend = "ray"
+command = ["{{python}}", "{fake}", "--run-dir", "{{run_dir}}", "--mode", "{{mode}}",
+           "--steps", "{{steps}}", "--step-seconds", "{{step_seconds}}",
+           "--crash-at", "{{crash_at}}"]
+episodes = "episodes.csv"
+grace_seconds = {grace}
+resume_args = ["--resume", "{{resume_path}}"]
+[ray]
+env = {{ RELAX_TEST_MARK = "from-the-spec" }}
+[[fields]]
+name = "mode"
+type = "choice"
+choices = ["obey", "ignore", "crash"]
+default = "obey"
+[[fields]]
+name = "steps"
+type = "int"
+default = 400
+[[fields]]
+name = "step_seconds"
+type = "float"
+default = 0.1
+[[fields]]
+name = "crash_at"
+type = "int"
+default = 4
+"""
+
+
+@pytest.fixture(scope="module")
+def head() -> Iterator[RayHead]:
+    with ray_head() as running:
+        yield running
+
+
+def write_spec(tmp_path: Path, grace: float = 10.0) -> Path:
+    path = tmp_path / "spec.toml"
+    path.write_text(SPEC.format(fake=FAKE, grace=grace))
+    return path
+
+
+def manager(tmp_path: Path, address: str, grace: float = 10.0) -> Manager:
+    return Manager(with_backend(load_spec(write_spec(tmp_path, grace)), "ray", address))
+
+
+def until(check: Callable[[], Any], timeout: float = 60.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what or check}")
+
+
+def ticks(m: Manager) -> list[int]:
+    return [p["timesteps"] for p in m.snapshot({})["metrics"]["points"]]
+
+
+def ray_status(head: RayHead, sid: str) -> str:
+    return str(JobSubmissionClient(head.address).get_job_status(sid).value)
+
+
+def trainers_of(run_dir: Path) -> list[int]:
+    """Trainer processes whose command line names this run (this pid namespace's only)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+                state = (entry / "stat").read_text().rpartition(")")[2].split()[0]
+            except OSError:
+                continue
+            mine = f"runs/{run_dir.name} ".encode() in cmdline and b"fake_trainer" in cmdline
+            if mine and state != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def test_a_job_is_submitted_watched_paused_resumed_and_stopped_gracefully(tmp_path, head):
+    m = manager(tmp_path, head.address)
+    job = m.start({"mode": "obey"})
+    sid = job.record["submission_id"]
+    assert sid == job.record["id"]  # the job id is the submission id
+    until(lambda: len(ticks(m)) >= 3, what="three points through Ray's log")
+    assert ray_status(head, sid) == "RUNNING"
+    snapshot = m.snapshot({"log_tail": 4000})
+    backend = snapshot["job"]["backend"]
+    assert (backend["kind"], backend["submission_id"], backend["reachable"]) == ("ray", sid, True)
+    assert backend["address"] == head.address and snapshot["job"]["status"] == "running"
+    texts = [line["text"] for line in snapshot["log"]["lines"]]
+    assert any(f"submitted as Ray job {sid}" in t for t in texts)
+    assert any('"event": "progress"' in t for t in texts)
+    # the log cursor: only newer lines, never the whole log again
+    cursor = snapshot["log"]["cursor"]
+    until(lambda: m.snapshot({"after_log": cursor})["log"]["lines"], what="newer log lines")
+    newer = m.snapshot({"after_log": cursor})["log"]["lines"]
+    assert newer and all(line["n"] > cursor for line in newer)
+    # the environment from the spec's [ray] env and the control file reached the job
+    job.pause()
+    until(lambda: job.status() == "paused", what="paused (the trainer's ack)")
+    time.sleep(1.0)  # what the trainer wrote before it blocked has come through Ray
+    frozen = ticks(m)
+    time.sleep(1.5)
+    assert ticks(m) == frozen, "a paused job makes no progress"
+    job.resume()
+    until(lambda: len(ticks(m)) > len(frozen) + 2, what="progress after the resume")
+    job.stop()
+    assert job.status() == "stopping"
+    assert job.wait(60)
+    final = m.snapshot({})["job"]
+    assert (final["status"], final["exit_code"], final["force_killed"]) == ("exited", 0, False)
+    assert (job.run_dir / "stopped.json").is_file()  # saved on the control file's stop
+    assert ray_status(head, sid) == "SUCCEEDED"
+    assert trainers_of(job.run_dir) == []
+
+
+def test_a_script_ignoring_the_control_file_is_stopped_through_stop_job(tmp_path, head):
+    m = manager(tmp_path, head.address, grace=1.0)
+    job = m.start({"mode": "ignore"})
+    until(lambda: len(ticks(m)) >= 2, what="points")
+    assert len(trainers_of(job.run_dir)) == 1
+    began = time.monotonic()
+    job.stop()
+    assert job.wait(60)
+    assert time.monotonic() - began >= 1.0  # the grace period first
+    snapshot = m.snapshot({})
+    assert snapshot["job"]["status"] == "killed" and snapshot["job"]["force_killed"] is True
+    forced = json.loads((job.run_dir / "forced_stop.json").read_text())
+    assert forced["signal"].startswith("Ray stop_job")
+    assert forced["recovery"]["checkpoint"] == "checkpoints/latest.json"
+    assert snapshot["recovery"]["forced_stop"] is not None
+    assert ray_status(head, job.record["submission_id"]) == "STOPPED"
+    until(lambda: trainers_of(job.run_dir) == [], timeout=15, what="no trainer left")
+
+
+def test_a_crash_then_a_resume_from_the_latest_checkpoint_continues(tmp_path, head):
+    m = manager(tmp_path, head.address)
+    crashed = m.start({"mode": "crash", "steps": 12, "step_seconds": 0.05, "crash_at": 5})
+    assert crashed.wait(60)
+    snapshot = m.snapshot({})
+    assert snapshot["job"]["status"] == "failed" and snapshot["job"]["exit_code"] == 1
+    assert snapshot["recovery"]["failure"] is not None
+    assert ray_status(head, crashed.record["submission_id"]) == "FAILED"
+    before = ticks(m)
+    assert before[-1] == 50
+    resumed = m.start({"mode": "obey"}, resume_latest=True)
+    assert resumed.record["id"] == crashed.record["id"]
+    assert resumed.record["submission_id"] == f"{crashed.record['id']}-resume-1"
+    assert resumed.wait(60)
+    after = ticks(m)
+    assert m.snapshot({})["job"]["status"] == "exited"
+    assert after[: len(before)] == before and after[-1] == 120  # on from step 5 to step 12
+    assert after == sorted(set(after))  # one curve: nothing doubled, nothing back
+
+
+def test_a_job_stopped_from_rays_own_side_says_so(tmp_path, head):
+    m = manager(tmp_path, head.address)
+    job = m.start({"mode": "obey"})
+    until(lambda: ticks(m), what="points")
+    assert JobSubmissionClient(head.address).stop_job(job.record["submission_id"])
+    assert job.wait(60)
+    final = m.snapshot({})["job"]
+    assert final["status"] == "killed" and final["force_killed"] is False
+    assert final["message"] == OUTSIDE
+
+
+def test_a_submission_the_cluster_rejects_is_one_line_and_leaves_nothing(tmp_path, head):
+    client = JobSubmissionClient(head.address)
+    now = datetime.now()
+    for n in range(8):  # the ids the viewer picks in the next seconds, already taken
+        stamp = (now + timedelta(seconds=n)).strftime("%Y%m%d-%H%M%S")
+        client.submit_job(entrypoint="true", submission_id=stamp)
+    m = manager(tmp_path, head.address)
+    with pytest.raises(JobError) as raised:
+        m.start({"mode": "obey"})
+    message = str(raised.value)
+    assert message.startswith("the cluster rejected the job: Job with submission_id 20")
+    assert "already exists" in message and "\n" not in message and "Traceback" not in message
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+    assert m.job is None
+
+
+def test_the_cluster_unreachable_at_start_is_a_503_line_and_shown(tmp_path):
+    closed = f"http://127.0.0.1:{free_port()}"
+    m = manager(tmp_path, closed)
+    with pytest.raises(BackendUnavailable) as raised:
+        m.start({"mode": "obey"})
+    assert str(raised.value).startswith(f"cluster unreachable at {closed}")
+    backend = m.snapshot({})["job"]["backend"]
+    assert backend["reachable"] is False and backend["message"] == str(raised.value)
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+    launcher = (sys.executable, "manage.py", "train")
+    spec = write_spec(tmp_path)
+    with run_visualize(spec, "--no-browser", "--ray-address", closed, launcher=launcher) as s:
+        status, body = get_json(s.url("/api/train/start"), method="POST", data=b"{}")
+        assert status == 503 and body["message"].startswith("cluster unreachable at")
+        _, state = get_json(s.url("/api/train/state"))
+        assert state["job"]["backend"]["reachable"] is False
+
+
+def test_train_re_attaches_to_its_ray_job_after_a_restart(tmp_path, head):
+    spec = write_spec(tmp_path)
+    args = ("--no-browser", "--backend", "ray", "--ray-address", head.address)
+    launcher = (sys.executable, "manage.py", "train")
+    with run_visualize(spec, *args, launcher=launcher) as s:
+        assert f"Ray jobs on {head.address}" in s.stdout()
+        status, started = get_json(s.url("/api/train/start"), method="POST", data=b"{}")
+        assert status == 200, started
+        sid = started["job"]["backend"]["submission_id"]
+
+        def points() -> list[Any]:
+            return get_json(s.url("/api/train/state"))[1]["metrics"]["points"]
+
+        until(lambda: len(points()) >= 2, what="points")
+        seen = len(points())
+        os.killpg(s.pid, signal.SIGINT)  # Ctrl+C: the viewer goes, the Ray job stays
+        s.proc.wait(30)
+        said = s.stderr()
+    assert f"Leaving Ray job {sid} running on its cluster" in said
+    assert ray_status(head, sid) == "RUNNING"
+    with run_visualize(spec, *args, launcher=launcher) as s:
+        _, state = get_json(s.url("/api/train/state"))
+        assert state["job"]["backend"]["submission_id"] == sid
+        assert state["job"]["status"] in ("starting", "running")
+        # the curve comes back from the mirrored log, and goes on
+        until(lambda: len(get_json(s.url("/api/train/state"))[1]["metrics"]["points"]) > seen)
+        status, stopped = get_json(s.url("/api/train/stop"), method="POST", data=b"{}")
+        assert status == 200 and stopped["job"]["status"] == "stopping"
+        until(
+            lambda: get_json(s.url("/api/train/state"))[1]["job"]["status"] == "exited",
+            what="the re-attached job to exit",
+        )
+    assert ray_status(head, sid) == "SUCCEEDED"
+
+
+def test_the_cluster_going_away_mid_run_keeps_the_last_known_state(tmp_path):
+    with ray_head() as own:  # a head of its own: this test takes it down
+        m = manager(tmp_path, own.address)
+        job = m.start({"mode": "obey", "step_seconds": 0.2})
+        until(lambda: len(ticks(m)) >= 3, what="points")
+        own.stop()
+        until(
+            lambda: m.snapshot({})["job"]["backend"]["reachable"] is False,
+            what="the snapshot to say the cluster is unreachable",
+        )
+        snapshot = m.snapshot({})
+        assert snapshot["job"]["backend"]["message"].startswith(
+            f"cluster unreachable at {own.address}"
+        )
+        assert snapshot["job"]["status"] in ("running", "starting")  # the last known state
+        assert snapshot["progress"]["timesteps"] and len(ticks(m)) >= 3
+        assert job.running
