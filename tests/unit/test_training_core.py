@@ -352,6 +352,13 @@ def finished_job_dir(tmp_path: Path) -> tuple[Path, Path]:
     }
     record["values"] = load_spec(spec_path).defaults()
     (run / "job.json").write_text(json.dumps(record))
+    # What a run leaves besides its logs: episode rows, the resume pointer, checkpoints.
+    (run / "episodes.csv").write_text("episode,reward,length,time\n1,0.5,200,1.0\n2,1,180,2\n")
+    (run / "checkpoints").mkdir()
+    for name, ticks in (("baseline", 0), ("step-20", 640), ("latest", 640)):
+        (run / "checkpoints" / f"{name}.json").write_text(json.dumps({"timesteps": ticks}))
+    pointer = {"checkpoint": "checkpoints/latest.json", "timesteps": 640, "step": 20}
+    (run / "resume.json").write_text(json.dumps({**pointer, "updated": 11.0}))
     return spec_path, run
 
 
@@ -366,6 +373,9 @@ def test_preview_snapshots_have_exactly_the_keys_of_a_real_snapshot(tmp_path):
     for name, preview in previews.items():
         assert keys(preview) == keys(real), name
         assert preview["preview"] == name
+        # the parts read from the run directory are drawn in the preview too
+        assert preview["episodes"]["columns"] == real["episodes"]["columns"]
+        assert preview["episodes"]["rows"] and preview["recovery"]["checkpoints"]
     readings = {name: p["reading"]["reading"] for name, p in previews.items()}
     assert readings == {"rising": "rising", "plateau": "plateau", "kl": "kl too large"}
     assert str(tmp_path) not in json.dumps(real)
