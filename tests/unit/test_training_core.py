@@ -481,3 +481,27 @@ def test_check_blocks_while_paused_and_counts_the_pause(tmp_path):
     thread.join(5)
     assert result == [False] and control.paused_seconds > 0
     assert read_ack(path) is None  # no longer blocked
+
+
+def test_the_control_module_needs_only_the_standard_library(tmp_path):
+    """What a training loop in another environment imports: no Django, no site-packages."""
+    import subprocess
+
+    script = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(REPO_ROOT)!r})\n"
+        "from rollouts.control import TrainingControl, read_control, write_control\n"
+        "write_control('control.json', stop=True)\n"
+        "assert TrainingControl('control.json').check() is True\n"
+        "third = sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'msgspec'))\n"
+        "print(third)\n"
+    )
+    done = subprocess.run(  # -I: no user site, no environment; -S: no site-packages at all
+        [sys.executable, "-I", "-S", "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
