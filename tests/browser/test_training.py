@@ -133,8 +133,14 @@ def test_the_preview_draws_cards_curve_reading_and_log_and_starts_nothing(tab, t
     hovered = int(tooltip.get_attribute("data-step") or "-1")
     assert hovered in [p["timesteps"] for p in drawn]
 
+    # Clicking a card shows its curve; the metric switch does too.
+    page.locator('#rv-cards .rv-metric-card[data-key="value_loss"]').click()
+    expect(chart).to_have_attribute("data-series", "value_loss")
+    expect(page.locator("#rv-series")).to_have_value("value_loss")
+
     # The KL curve carries its reference line (from the schema's metric dictionary).
     page.select_option("#rv-series", "approx_kl")
+    expect(chart).to_have_attribute("data-series", "approx_kl")
     reference = schema_reference(schema, "approx_kl")
     line = chart.locator(f'.rv-reference[data-value="{reference["value"]}"]')
     expect(line).to_have_count(1)
