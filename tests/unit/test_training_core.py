@@ -505,3 +505,28 @@ def test_the_control_module_needs_only_the_standard_library(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+# Found by the issue-13 audit; the fix belongs in rollouts/training/specfile.py (being changed
+# by another engineer). Strict: once it is fixed these pass, and the marker must go.
+@pytest.mark.xfail(strict=True, reason="specfile.py: run_dir placeholders, reference lines")
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (  # an unknown placeholder in run_dir: a KeyError (500) at the first start
+            {"job": {"command": ["x"], "run_dir": "runs/{job_id}/{nope}"}},
+            "run_dir",
+        ),
+        (  # a reference line without a value: a KeyError at load (500 on every training call)
+            {"job": {"command": ["x"]}, "metrics": [{"key": "k", "reference": [{"label": "x"}]}]},
+            "reference",
+        ),
+        (  # a bare number for a reference line: a TypeError
+            {"job": {"command": ["x"]}, "metrics": [{"key": "k", "reference": [0.05]}]},
+            "reference",
+        ),
+    ],
+)
+def test_a_bad_run_dir_placeholder_or_reference_line_is_refused_in_one_line(tmp_path, raw, message):
+    with pytest.raises(SpecError, match=message):
+        parse_spec(raw, tmp_path / "spec.toml")
