@@ -1,5 +1,9 @@
 """The offline preview: three synthetic snapshots (rising, plateau, KL too large) with exactly
-the keys of a real one, made in memory: no process is started and nothing is written."""
+the keys of a real one, made in memory: no process is started and nothing is written.
+
+A real run leaves episode rows, a `resume.json` and checkpoints in its run directory; the
+preview makes the same parts up (there is no run directory to read), so the episode table and
+the recovery box are drawn too, and a page that reads them is checked by the preview as well."""
 
 # ruff: noqa: S311
 
@@ -10,6 +14,7 @@ import math
 import random
 from typing import Any
 
+from .episodes import EPISODE_ROWS
 from .logring import LogRing
 from .progress import Progress
 from .snapshot import PREVIEWS, assemble, backend_part, job_part
@@ -72,6 +77,44 @@ def preview_snapshot(
         "device": spec.device,
     }
     job = job_part(record, "running", wall, backend_part(spec.backend, spec.ray.get("address")))
-    return assemble(
+    snapshot = assemble(
         spec, job, progress, phases, log, None, params or {}, end=START + wall, preview=regime
     )
+    snapshot["episodes"] = _episodes(spec, progress, rng)
+    snapshot["recovery"] = _recovery(spec, START + wall)
+    return snapshot
+
+
+def _episodes(spec: Any, progress: Progress, rng: random.Random) -> dict[str, Any]:
+    """An episode row per step, as a run's episode CSV gives them (none if the spec has none)."""
+    if not spec.episodes:
+        return {"columns": [], "rows": []}
+    rows = [
+        [n, round(p.metrics.get("ep_rew_mean") or 0.0, 3), 150 + rng.randrange(100), 2.0 * n]
+        for n, p in enumerate(progress.snapshot(), start=1)
+    ]
+    return {"columns": ["episode", "reward", "length", "time"], "rows": rows[-EPISODE_ROWS:]}
+
+
+def _recovery(spec: Any, now: float) -> dict[str, Any]:
+    """The recovery part of a run that keeps its checkpoints: the pointer and the files."""
+    ticks = STEPS * PER_STEP
+    latest = f"{spec.checkpoints}/latest.json"
+    numbered = [
+        {
+            "name": f"{spec.checkpoints}/step-{s}.json",
+            "timesteps": s * PER_STEP,
+            "kind": "checkpoint",
+        }
+        for s in (STEPS, STEPS - 5, STEPS - 10)
+    ]
+    return {
+        "resume": {"checkpoint": latest, "timesteps": ticks, "step": STEPS, "updated": now},
+        "checkpoints": [
+            {"name": latest, "timesteps": ticks, "kind": "latest"},
+            *numbered,
+            {"name": f"{spec.checkpoints}/baseline.json", "timesteps": 0, "kind": "baseline"},
+        ],
+        "forced_stop": None,
+        "failure": None,
+    }

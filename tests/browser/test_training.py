@@ -99,6 +99,29 @@ def test_the_preview_draws_cards_curve_reading_and_log_and_starts_nothing(tab, t
     )
     expect(page.locator("#rv-train-command")).to_have_text(snapshot["job"]["command_line"])
     expect(page.locator("#rv-train-preview-note")).to_be_visible()
+    # Progress and process: the throughput, the ETA of a live job, the phase timeline, device.
+    progress = snapshot["progress"]
+    expect(page.locator("#rv-train-throughput")).to_have_text(
+        f"{progress['throughput']:.1f} timesteps/s"
+    )
+    expect(page.locator("#rv-train-eta")).to_contain_text("ETA ")
+    expect(page.locator("#rv-train-phase")).to_have_text(progress["phase"])
+    phases = page.locator("#rv-train-phases li")
+    expect(phases).to_have_count(min(24, len(progress["phases"])))  # the newest 24
+    expect(phases.last).to_have_attribute("data-phase", progress["phases"][-1]["name"])
+    expect(chip(page, "device")).to_have_text(snapshot["job"]["device"])
+    # The episode table (newest first) and the recovery box, as a real run's are drawn.
+    rows = snapshot["episodes"]["rows"]
+    assert rows, "the preview has episode rows"
+    expect(page.locator("#rv-episodes thead th")).to_have_text(snapshot["episodes"]["columns"])
+    expect(page.locator("#rv-episodes tbody tr")).to_have_count(min(200, len(rows)))
+    expect(page.locator("#rv-episodes tbody tr").first.locator("td").first).to_have_text(
+        str(rows[-1][0])
+    )
+    resume = snapshot["recovery"]["resume"]
+    expect(page.locator("#rv-train-recovery")).to_contain_text(
+        f"Latest checkpoint: {resume['checkpoint']} at {resume['timesteps']} timesteps"
+    )
     for button in ("pause", "stop", "start", "resume-latest"):
         expect(page.locator(f"#rv-train-{button}")).to_be_disabled()
 
@@ -110,8 +133,14 @@ def test_the_preview_draws_cards_curve_reading_and_log_and_starts_nothing(tab, t
     hovered = int(tooltip.get_attribute("data-step") or "-1")
     assert hovered in [p["timesteps"] for p in drawn]
 
+    # Clicking a card shows its curve; the metric switch does too.
+    page.locator('#rv-cards .rv-metric-card[data-key="value_loss"]').click()
+    expect(chart).to_have_attribute("data-series", "value_loss")
+    expect(page.locator("#rv-series")).to_have_value("value_loss")
+
     # The KL curve carries its reference line (from the schema's metric dictionary).
     page.select_option("#rv-series", "approx_kl")
+    expect(chart).to_have_attribute("data-series", "approx_kl")
     reference = schema_reference(schema, "approx_kl")
     line = chart.locator(f'.rv-reference[data-value="{reference["value"]}"]')
     expect(line).to_have_count(1)

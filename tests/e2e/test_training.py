@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -266,3 +267,118 @@ def test_train_behind_a_base_path(tmp_path):
         assert status == 200 and {f["name"] for f in schema["fields"]} >= {"mode", "steps"}
         assert "/absproxy/8036/training/" in s.stdout()
     assert not (tmp_path / "runs").exists()  # serving alone starts nothing
+
+
+def test_ctrl_c_kills_a_child_ignoring_the_control_file_after_the_grace_period(tmp_path):
+    spec = write_spec(tmp_path, grace=1.0)
+    with run_visualize(spec, "--no-browser", launcher=(sys.executable, "manage.py", "train")) as s:
+        status, started = api_post(s, "start", {"values": {"mode": "ignore"}})
+        assert status == 200, started
+        pid, job_id = started["job"]["pid"], started["job"]["id"]
+        until(lambda: get_json(s.url("/api/train/state"))[1]["metrics"]["points"], what="points")
+        assert len(process_group_members(pid)) == 2  # the child and its grandchild
+        began = time.monotonic()
+        os.killpg(s.pid, signal.SIGINT)  # Ctrl+C
+        s.proc.wait(30)
+        assert 1.0 <= time.monotonic() - began < 12  # the grace period, then no more
+        said = s.stderr()
+    assert f"Training job {job_id}: killed." in said
+    run_dir = tmp_path / "runs" / job_id
+    forced = json.loads((run_dir / "forced_stop.json").read_text())
+    assert forced["job_id"] == job_id and forced["signal"] == "SIGKILL"
+    assert forced["recovery"]["checkpoint"] == "checkpoints/latest.json"
+    record = json.loads((run_dir / "job.json").read_text())
+    assert (record["status"], record["force_killed"]) == ("killed", True)
+    until(lambda: process_group_members(pid) == [], timeout=5, what="no process left")
+
+
+def test_a_record_whose_pid_is_now_another_process_is_neither_followed_nor_killed(tmp_path):
+    """The pid of a job record is checked with its start time: a reused pid is someone else's."""
+    from rollouts.training.job import JobError
+    from rollouts.training.manager import stop_leftover
+    from rollouts.training.process import start_time
+
+    spec = load_spec(write_spec(tmp_path))
+    other = subprocess.Popen(["sleep", "60"], start_new_session=True)  # pid == its group
+    try:
+        started = start_time(other.pid)
+        assert started is not None
+        run = tmp_path / "runs" / "20260101-000000"
+        run.mkdir(parents=True)
+        record = {
+            "id": run.name,
+            "run": run.name,
+            "command": ["python", "train.py"],
+            "values": {},
+            "pid": other.pid,
+            "pid_start": started + 1,  # the job's process started at another time
+            "started_at": time.time() - 60,
+            "status": "running",
+            "exit_code": None,
+            "force_killed": False,
+            "paused_seconds": 0.0,
+        }
+        (run / "job.json").write_text(json.dumps(record))
+        stop_leftover(spec)  # what `train` does after its server: nothing of ours is left
+        manager = Manager(spec)
+        assert manager.job is not None and manager.job.wait(5)
+        job = manager.snapshot({})["job"]
+        assert (job["status"], job["exit_code"]) == ("exited", None)
+        with pytest.raises(JobError):
+            manager.job.stop()
+        time.sleep(0.3)
+        assert other.poll() is None, "a process that is not the job's was signalled"
+    finally:
+        other.kill()
+        other.wait()
+
+
+@pytest.mark.parametrize(
+    ("preset", "reading"), [("rising", "rising"), ("plateau", "plateau"), ("kl", "kl too large")]
+)
+def test_the_demo_spec_s_presets_give_the_readings_they_are_named_after(tmp_path, preset, reading):
+    spec_path = tmp_path / "demo-train.toml"
+    spec_path.write_text((REPO_ROOT / "examples" / "demo-train.toml").read_text())
+    manager = Manager(load_spec(spec_path))
+    values = next(p["values"] for p in manager.spec.presets if p["name"] == preset)
+    job = manager.start({**values, "step_seconds": 0})  # the preset, without the waiting
+    assert job.wait(60)
+    snapshot = manager.snapshot({})
+    assert (snapshot["job"]["status"], snapshot["job"]["exit_code"]) == ("exited", 0)
+    assert len(snapshot["metrics"]["points"]) == values["steps"]
+    assert snapshot["reading"]["reading"] == reading, snapshot["reading"]["why"]
+
+
+OPENER = """#!/bin/sh
+echo "$1" > "{opened}"
+"""
+
+
+def test_train_opens_the_training_page_in_a_browser_unless_told_not_to(tmp_path):
+    spec = write_spec(tmp_path)
+    opener, opened = tmp_path / "browser.sh", tmp_path / "opened.txt"
+    opener.write_text(OPENER.format(opened=opened))
+    opener.chmod(0o755)
+    env = {"BROWSER": str(opener)}  # what webbrowser runs in place of a browser
+    launcher = (sys.executable, "manage.py", "train")
+    with run_visualize(spec, "--no-browser", env=env, launcher=launcher):
+        pass
+    assert not opened.exists()
+    with run_visualize(spec, env=env, launcher=launcher) as s:
+        until(opened.exists, timeout=10, what="the browser to be opened")
+        assert opened.read_text().strip() == s.url("/training/")
+
+
+def test_train_serves_static_files_by_name_and_no_directory(tmp_path):
+    from tests.support.servers import request
+
+    spec = write_spec(tmp_path)
+    with run_visualize(spec, "--no-browser", launcher=(sys.executable, "manage.py", "train")) as s:
+        assert request(s.url("/static/rollouts/training.js"))[0] == 200
+        for path in ("/static/", "/static/rollouts/", "/static/rollouts/../", "/static/rollouts"):
+            status, _, body = request(s.url(path))
+            # not a static file: the viewer's own answer (404, or 503 before the first run)
+            assert status in (404, 503), path
+            assert b"training.js" not in body, path  # no listing
+        status, _, body = request(s.url("/static/rollouts/%2e%2e/templates/rollouts/training.html"))
+        assert status in (404, 503) and b"{% block" not in body

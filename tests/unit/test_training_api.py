@@ -276,3 +276,36 @@ def test_links_and_the_data_dir_follow_the_job_only_under_manage_py_train(
     latest = body(client.get(f"{PREFIX}/state"))["links"]["stats"]
     assert latest == "/portal/rollouts/train/10/stats/"
     assert client.get(latest).status_code == 200
+
+
+def test_ui_port_is_the_port_flag():
+    from rollouts.management.commands.train import Command
+
+    parser = Command().create_parser("manage.py", "train")
+    assert parser.parse_args(["s.toml"]).port == 8036
+    assert parser.parse_args(["s.toml", "--ui-port", "9123"]).port == 9123
+    assert parser.parse_args(["s.toml", "--port", "9124"]).port == 9124
+
+
+def test_the_state_s_cursors_and_limits(client):
+    """after_metric / metric_limit / after_log / log_tail, on a preview (nothing is started)."""
+    url = f"{PREFIX}/state"
+    whole = body(client.get(url, {"preview": "rising", "log_tail": 4000}))
+    points, lines = whole["metrics"]["points"], whole["log"]["lines"]
+    cursor, log_cursor = whole["metrics"]["cursor"], whole["log"]["cursor"]
+    assert len(points) == cursor and lines[-1]["n"] == log_cursor
+    newer = body(client.get(url, {"preview": "rising", "after_metric": cursor - 3}))
+    assert newer["metrics"]["points"] == points[-3:] and newer["metrics"]["cursor"] == cursor
+    assert (
+        body(client.get(url, {"preview": "rising", "after_metric": cursor}))["metrics"]["points"]
+        == []
+    )
+    last = body(client.get(url, {"preview": "rising", "metric_limit": 2}))["metrics"]["points"]
+    assert last == points[-2:]
+    after = body(client.get(url, {"preview": "rising", "after_log": log_cursor - 2}))["log"]
+    assert after["lines"] == lines[-2:] and after["cursor"] == log_cursor
+    assert body(client.get(url, {"preview": "rising", "log_tail": 0}))["log"]["lines"] == []
+    assert len(body(client.get(url, {"preview": "rising"}))["log"]["lines"]) == min(500, len(lines))
+    for bad in ({"log_tail": 4001}, {"metric_limit": 0}, {"after_metric": -1}, {"after_log": "x"}):
+        response = client.get(url, {"preview": "rising", **bad})
+        assert response.status_code == 400 and body(response)["ok"] is False, bad

@@ -352,6 +352,13 @@ def finished_job_dir(tmp_path: Path) -> tuple[Path, Path]:
     }
     record["values"] = load_spec(spec_path).defaults()
     (run / "job.json").write_text(json.dumps(record))
+    # What a run leaves besides its logs: episode rows, the resume pointer, checkpoints.
+    (run / "episodes.csv").write_text("episode,reward,length,time\n1,0.5,200,1.0\n2,1,180,2\n")
+    (run / "checkpoints").mkdir()
+    for name, ticks in (("baseline", 0), ("step-20", 640), ("latest", 640)):
+        (run / "checkpoints" / f"{name}.json").write_text(json.dumps({"timesteps": ticks}))
+    pointer = {"checkpoint": "checkpoints/latest.json", "timesteps": 640, "step": 20}
+    (run / "resume.json").write_text(json.dumps({**pointer, "updated": 11.0}))
     return spec_path, run
 
 
@@ -366,6 +373,9 @@ def test_preview_snapshots_have_exactly_the_keys_of_a_real_snapshot(tmp_path):
     for name, preview in previews.items():
         assert keys(preview) == keys(real), name
         assert preview["preview"] == name
+        # the parts read from the run directory are drawn in the preview too
+        assert preview["episodes"]["columns"] == real["episodes"]["columns"]
+        assert preview["episodes"]["rows"] and preview["recovery"]["checkpoints"]
     readings = {name: p["reading"]["reading"] for name, p in previews.items()}
     assert readings == {"rising": "rising", "plateau": "plateau", "kl": "kl too large"}
     assert str(tmp_path) not in json.dumps(real)
@@ -471,3 +481,52 @@ def test_check_blocks_while_paused_and_counts_the_pause(tmp_path):
     thread.join(5)
     assert result == [False] and control.paused_seconds > 0
     assert read_ack(path) is None  # no longer blocked
+
+
+def test_the_control_module_needs_only_the_standard_library(tmp_path):
+    """What a training loop in another environment imports: no Django, no site-packages."""
+    import subprocess
+
+    script = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(REPO_ROOT)!r})\n"
+        "from rollouts.control import TrainingControl, read_control, write_control\n"
+        "write_control('control.json', stop=True)\n"
+        "assert TrainingControl('control.json').check() is True\n"
+        "third = sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'msgspec'))\n"
+        "print(third)\n"
+    )
+    done = subprocess.run(  # -I: no user site, no environment; -S: no site-packages at all
+        [sys.executable, "-I", "-S", "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+# Found by the issue-13 audit; the fix belongs in rollouts/training/specfile.py (being changed
+# by another engineer). Strict: once it is fixed these pass, and the marker must go.
+@pytest.mark.xfail(strict=True, reason="specfile.py: run_dir placeholders, reference lines")
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (  # an unknown placeholder in run_dir: a KeyError (500) at the first start
+            {"job": {"command": ["x"], "run_dir": "runs/{job_id}/{nope}"}},
+            "run_dir",
+        ),
+        (  # a reference line without a value: a KeyError at load (500 on every training call)
+            {"job": {"command": ["x"]}, "metrics": [{"key": "k", "reference": [{"label": "x"}]}]},
+            "reference",
+        ),
+        (  # a bare number for a reference line: a TypeError
+            {"job": {"command": ["x"]}, "metrics": [{"key": "k", "reference": [0.05]}]},
+            "reference",
+        ),
+    ],
+)
+def test_a_bad_run_dir_placeholder_or_reference_line_is_refused_in_one_line(tmp_path, raw, message):
+    with pytest.raises(SpecError, match=message):
+        parse_spec(raw, tmp_path / "spec.toml")

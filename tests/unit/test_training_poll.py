@@ -10,6 +10,7 @@ import random
 from rollouts.store.cards import CARD_RECENT, SPARK_POINTS, card
 from rollouts.store.reading import Metric
 from rollouts.training.progress import Point, Progress
+from rollouts.training.snapshot import progress_part
 
 
 def points(count: int, seed: int = 0) -> list[Point]:
@@ -84,3 +85,20 @@ def test_the_cursor_is_the_one_the_points_were_read_at():
     shown, cursor = progress.since(after=cursor)
     assert [p.timesteps for p in shown] == [6 * 64] and cursor == 6
     assert progress.since(after=0, limit=2)[0][0].seq == 5
+
+
+def test_fraction_throughput_and_eta_count_only_this_process_s_timesteps():
+    progress = Progress()
+    progress.feed(json.dumps({"event": "progress", "timesteps": 600, "total_timesteps": 1000}))
+    phases = [{"name": "rollout", "started_at": 100.0}, {"name": "update", "started_at": 103.0}]
+    # resumed at 400 timesteps, 20 s of wall time since (pauses left out): 200 / 20 = 10 per s
+    part = progress_part(progress, phases, wall=20.0, end=110.0, start_ticks=400)
+    assert (part["timesteps"], part["total"], part["fraction"]) == (600, 1000, 0.6)
+    assert part["throughput"] == 10.0 and part["eta_seconds"] == 40.0
+    assert part["phases"] == [
+        {"name": "rollout", "started_at": 100.0, "seconds": 3.0},
+        {"name": "update", "started_at": 103.0, "seconds": 7.0},
+    ]
+    nothing_yet = progress_part(progress, [], wall=20.0, end=None, start_ticks=600)
+    assert nothing_yet["throughput"] is None and nothing_yet["eta_seconds"] is None
+    assert progress_part(Progress(), [], None, None)["fraction"] is None
