@@ -10,7 +10,6 @@ the log and the curves come back whole.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from pathlib import Path
@@ -61,10 +60,11 @@ class Job:
     def start(cls, spec: Any, run_dir: Path, record: dict[str, Any]) -> Job:
         """The job launched, or JobError with nothing of it left behind (a new run directory it
         made is removed again, a resumed one keeps what it had)."""
-        fresh = not run_dir.exists()
+        made = [p for p in (run_dir, *run_dir.parents) if not p.exists()]  # innermost first
         run_dir.mkdir(parents=True, exist_ok=True)
         write_control(run_dir / CONTROL, pause=False, stop=False)
         job = cls(spec, run_dir, record)
+        job.output.sizes(run_dir)  # a resume appends: what is there is the previous run's
         record.update(
             backend=cls.backend,
             started_at=time.time(),
@@ -78,8 +78,8 @@ class Job:
         try:
             job._launch()
         except JobError:
-            if fresh:
-                _remove_new_run_dir(run_dir)
+            if made:
+                _remove_new_run_dir(run_dir, made)
             raise
         job.save()
         job._follow()
@@ -89,6 +89,7 @@ class Job:
     def attach(cls, spec: Any, run_dir: Path, record: dict[str, Any]) -> Job:
         """A job from its record: followed while its work is alive, else ended."""
         job = cls(spec, run_dir, record)
+        job.output.sizes(run_dir)  # written before this viewer watched: no phase timed by it
         alive = record.get("status") not in FINAL and job._alive()
         if not alive and record.get("status") not in FINAL:
             record.update(status="exited", ended_at=record.get("ended_at") or time.time())
@@ -106,8 +107,6 @@ class Job:
     def _follow(self) -> None:
         readers = self.output.follow(self.run_dir, self._done)
         threading.Thread(target=self._wait, args=(readers,), daemon=True).start()
-
-    # -- the threads
 
     def _wait(self, readers: list[threading.Thread]) -> None:
         code = self._await_end()
@@ -135,9 +134,7 @@ class Job:
 
     # -- requests
 
-    @property
-    def control_path(self) -> Path:
-        return self.run_dir / CONTROL
+    control_path = property(lambda self: self.run_dir / CONTROL)
 
     def status(self) -> str:
         with self._lock:
@@ -210,9 +207,14 @@ class Job:
         self._kill_timer.start()
 
     def _kill_after_grace(self) -> None:
-        if self._done.wait(self.spec.grace_seconds):
+        """The force, a grace period after the stop was asked for (a re-attached stop counts
+        from when it was asked, not from the re-attach)."""
+        asked = float(self.record.get("stop_requested_at") or time.time())
+        if self._done.wait(max(0.0, asked + self.spec.grace_seconds - time.time())):
             return
         with self._lock:
+            if self._done.is_set():
+                return  # it ended on its own at the deadline
             self.record["force_killed"] = True
             how = self._force()
             atomic_write_json(
@@ -284,9 +286,13 @@ class Job:
         raise NotImplementedError
 
 
-def _remove_new_run_dir(run_dir: Path) -> None:
-    """A run directory `start` made for a job that never started, if nothing else is in it."""
+def _remove_new_run_dir(run_dir: Path, made: list[Path]) -> None:
+    """The directories `start` made for a job that never started (the run directory and the
+    parents it needed), each only if nothing else is in it."""
     for name in (CONTROL, *(stream for stream, _ in STREAMS)):
         (run_dir / name).unlink(missing_ok=True)
-    with contextlib.suppress(OSError):
-        run_dir.rmdir()
+    for directory in made:
+        try:
+            directory.rmdir()
+        except OSError:
+            return

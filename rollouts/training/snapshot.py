@@ -92,13 +92,9 @@ def progress_part(
     timeline = []
     for n, phase in enumerate(phases):
         until = phases[n + 1]["started_at"] if n + 1 < len(phases) else now
-        timeline.append(
-            {
-                "name": phase["name"],
-                "started_at": phase["started_at"],
-                "seconds": until - phase["started_at"],
-            }
-        )
+        began = phase["started_at"]
+        seconds = until - began if until is not None and began is not None else None
+        timeline.append({"name": phase["name"], "started_at": began, "seconds": seconds})
     return {
         "timesteps": ticks,
         "total": total,

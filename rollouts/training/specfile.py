@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -53,6 +54,8 @@ def parse_spec(raw: dict[str, Any], spec_path: Path) -> Spec:
     run_dir = _relative(job.get("run_dir", "runs/{job_id}"), "run_dir")
     if "{job_id}" not in run_dir:
         raise SpecError("[job] run_dir must contain {job_id}")
+    if set(PLACEHOLDER.findall(run_dir)) - {"job_id"}:
+        raise SpecError("[job] run_dir may use only the {job_id} placeholder")
     grace = job.get("grace_seconds", DEFAULT_GRACE)
     if isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 < grace <= 3600:
         raise SpecError("[job] grace_seconds must be a number of seconds (0-3600]")
@@ -159,10 +162,13 @@ def _metric(item: dict[str, Any]) -> dict[str, Any]:
     direction = item.get("direction", 0)
     if direction not in (1, -1, 0):
         raise SpecError(f"metric {item['key']}: direction must be 1, -1 or 0")
-    reference = [
-        {"value": float(r["value"]), "label": str(r.get("label", ""))}
-        for r in item.get("reference", [])
-    ]
+    lines = item.get("reference", [])
+    if not isinstance(lines, list) or not all(_reference_line(r) for r in lines):
+        raise SpecError(
+            f"metric {item['key']}: each reference needs a finite numeric value, e.g. "
+            '{ value = 0.05, label = "KL = 0.05" }'
+        )
+    reference = [{"value": float(r["value"]), "label": str(r.get("label", ""))} for r in lines]
     return {
         "key": item["key"],
         "label": str(item.get("label", item["key"])),
@@ -170,3 +176,8 @@ def _metric(item: dict[str, Any]) -> dict[str, Any]:
         "direction": direction,
         "reference": reference,
     }
+
+
+def _reference_line(line: Any) -> bool:
+    value = line.get("value") if isinstance(line, dict) else None
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

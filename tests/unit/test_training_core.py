@@ -4,7 +4,9 @@ table parser, cursors, the reading, the control file, and preview keys == real s
 from __future__ import annotations
 
 import json
+import math
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from rollouts.training.convergence import convergence
 from rollouts.training.local import LocalJob
 from rollouts.training.logring import LogRing
 from rollouts.training.manager import Manager
+from rollouts.training.output import JobOutput
 from rollouts.training.preview import preview_snapshot
 from rollouts.training.progress import Progress
 from rollouts.training.snapshot import PREVIEWS
@@ -507,9 +510,7 @@ def test_the_control_module_needs_only_the_standard_library(tmp_path):
     assert done.stdout.strip() == "[]"
 
 
-# Found by the issue-13 audit; the fix belongs in rollouts/training/specfile.py (being changed
-# by another engineer). Strict: once it is fixed these pass, and the marker must go.
-@pytest.mark.xfail(strict=True, reason="specfile.py: run_dir placeholders, reference lines")
+# Found by the issue-13 audit: each was a KeyError or TypeError (a 500), now one line.
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
@@ -525,8 +526,41 @@ def test_the_control_module_needs_only_the_standard_library(tmp_path):
             {"job": {"command": ["x"]}, "metrics": [{"key": "k", "reference": [0.05]}]},
             "reference",
         ),
+        (  # an infinite value: not JSON, a strict dump refuses it
+            {
+                "job": {"command": ["x"]},
+                "metrics": [{"key": "k", "reference": [{"value": math.inf}]}],
+            },
+            "reference",
+        ),
+        (  # a field's placeholder in run_dir: unknown when the run directory is named
+            {"job": {"command": ["x"], "run_dir": "runs/{steps}-{job_id}"}},
+            "run_dir",
+        ),
     ],
 )
 def test_a_bad_run_dir_placeholder_or_reference_line_is_refused_in_one_line(tmp_path, raw, message):
     with pytest.raises(SpecError, match=message):
         parse_spec(raw, tmp_path / "spec.toml")
+
+
+def test_a_resumed_runs_old_output_feeds_the_curve_but_times_no_phase(tmp_path):
+    (tmp_path / "stdout.log").write_text(
+        "\n".join(
+            json.dumps({"event": "progress", "timesteps": t, "phase": p})
+            for t, p in [(10, "rollout"), (20, "update"), (30, "eval")]
+        )
+        + "\n"
+    )
+    output = JobOutput(tmp_path)
+    output.sizes(tmp_path)  # as Job.start and Job.attach take them
+    with open(tmp_path / "stdout.log", "a") as log:
+        log.write(json.dumps({"event": "progress", "timesteps": 40, "phase": "update"}) + "\n")
+    done = threading.Event()
+    done.set()
+    for reader in output.follow(tmp_path, done):
+        reader.join(5)
+    assert [p.timesteps for p in output.progress.snapshot()] == [10, 20, 30, 40]
+    assert [p["name"] for p in output.phases] == ["rollout", "update", "eval", "update"]
+    # the old lines' phases have no time: they were not written when they were read
+    assert [p["started_at"] is None for p in output.phases] == [True, True, True, False]

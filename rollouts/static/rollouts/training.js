@@ -13,7 +13,7 @@
   var ACTIVE = { starting: 1, running: 1, pausing: 1, paused: 1, stopping: 1 };
   var html = window.rv.element; // shared.js
   var finite = window.rv.finite;
-  var T = window.rvTraining; // training-form.js, training-log.js, training-metrics.js
+  var T = window.rvTraining; // training-form, -log, -metrics and -backend.js
   var duration = T.duration;
   var main, form, log, metrics, pollMs = 3000;
   var state = { schema: null, snap: null, points: [], metricCursor: null, logCursor: null,
@@ -21,7 +21,6 @@
 
   function byId(id) { return document.getElementById(id); }
   function text(id, value) { byId(id).textContent = value; }
-
 
   // -- talking to the server -------------------------------------------------------------
   function call(url, body) {
@@ -139,6 +138,7 @@
       : "–");
     chip("rv-chip-wall", duration(job.wall_seconds));
     chip("rv-chip-device", job.device || "–");
+    T.backend(job); // training-backend.js: the cluster chip and the job's own message
     byId("rv-train-preview-note").hidden = !snap.preview;
     var links = snap.links || {};
     [["rv-link-samples", links.samples], ["rv-link-stats", links.stats],
