@@ -41,7 +41,7 @@ def _missing() -> str | None:
     return None
 
 
-def test_the_ray_backend_on_a_real_cluster_inside_a_loopback_only_namespace():
+def test_the_ray_backend_on_a_real_cluster_inside_a_loopback_only_namespace(tmp_path):
     missing = _missing()
     if missing:
         if IN_CI:
@@ -51,6 +51,7 @@ def test_the_ray_backend_on_a_real_cluster_inside_a_loopback_only_namespace():
     script = 'ip link set lo up && exec "$@"'
     argv = ["unshare", "--net", "--pid", "--fork", "--kill-child", "--mount-proc"]
     argv += ["sh", "-c", script, "sh", *inner, "-v", "-rA", "--tb=short"]
+    argv += [f"--basetemp={tmp_path / 'inner'}"]
     env = {**os.environ, "RELAX_RAY_NAMESPACE": "1"}
     done = subprocess.run(
         argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=LIMIT_SECONDS
