@@ -109,10 +109,12 @@ class Manager:
         return self.job.run_dir / self.spec.rollout_result if self.job else None
 
     def backend(self) -> dict[str, Any]:
-        """Where jobs run: the job's backend, or the spec's while none ran yet; a start that
-        could not reach the cluster says so until a start succeeds."""
-        if self.job is not None and self.job.backend == self.spec.backend:
-            part = self.job.backend_part()
+        """Where jobs run: the running job's backend (or the last job's, when the spec still
+        runs there), else the spec's; a start that could not reach the cluster says so until a
+        start succeeds."""
+        job = self.job
+        if job is not None and (job.running or job.backend == self.spec.backend):
+            part = job.backend_part()
         else:
             part = backend_part(self.spec.backend, self.spec.ray.get("address"))
         if self.launch_problem:

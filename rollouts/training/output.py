@@ -72,8 +72,7 @@ class JobOutput:
 
     def line(self, text: str, kind: str, timed: bool = True) -> None:
         """One line; `timed`: written now, so a phase it starts starts now."""
-        if timed:
-            self.last_output = time.time()
+        self.last_output = time.time()  # (an old line too: the job has said something)
         if kind == "stdout":
             kind = self.progress.feed(text) or kind
             if kind == "stdout" and self.merged and ERROR.search(text):

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,52 +19,13 @@ import pytest
 from rollouts.training.manager import Manager
 from rollouts.training.specfile import load_spec
 from tests.support.servers import REPO_ROOT, get_json, process_group_members, run_visualize
+from tests.support.training import until, write_fake_spec
 
 pytestmark = pytest.mark.e2e
 
-FAKE = REPO_ROOT / "tests" / "support" / "fake_trainer.py"
-SPEC = """
-[job]
-command = ["{{python}}", "{fake}", "--run-dir", "{{run_dir}}", "--mode", "{{mode}}",
-           "--steps", "{{steps}}", "--step-seconds", "{{step_seconds}}",
-           "--crash-at", "{{crash_at}}"]
-episodes = "episodes.csv"
-grace_seconds = {grace}
-resume_args = ["--resume", "{{resume_path}}"]
-[[fields]]
-name = "mode"
-type = "choice"
-choices = ["obey", "ignore", "crash"]
-default = "obey"
-[[fields]]
-name = "steps"
-type = "int"
-default = 400
-[[fields]]
-name = "step_seconds"
-type = "float"
-default = 0.05
-[[fields]]
-name = "crash_at"
-type = "int"
-default = 4
-"""
-
 
 def write_spec(tmp_path: Path, grace: float = 10.0) -> Path:
-    path = tmp_path / "spec.toml"
-    path.write_text(SPEC.format(fake=FAKE, grace=grace))
-    return path
-
-
-def until(check: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what or check}")
+    return write_fake_spec(tmp_path, grace)
 
 
 def ticks(manager: Manager) -> list[int]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import sys
 import time
@@ -29,40 +30,13 @@ from rollouts.training.rayjob import OUTSIDE
 from rollouts.training.specfile import load_spec
 from tests.support.rayhead import RayHead, inside_loopback_namespace, ray_head
 from tests.support.servers import REPO_ROOT, free_port, get_json, run_visualize
+from tests.support.training import until as until_within
+from tests.support.training import write_fake_spec
 
 if not (os.environ.get("RELAX_RAY_NAMESPACE") and inside_loopback_namespace()):
     pytest.exit("ray_scenarios.py runs only inside test_on_ray.py's namespace", returncode=4)
 
-FAKE = REPO_ROOT / "tests" / "support" / "fake_trainer.py"
-SPEC = """
-[job]
-backend = "ray"
-command = ["{{python}}", "{fake}", "--run-dir", "{{run_dir}}", "--mode", "{{mode}}",
-           "--steps", "{{steps}}", "--step-seconds", "{{step_seconds}}",
-           "--crash-at", "{{crash_at}}"]
-episodes = "episodes.csv"
-grace_seconds = {grace}
-resume_args = ["--resume", "{{resume_path}}"]
-[ray]
-env = {{ RELAX_TEST_MARK = "from-the-spec" }}
-[[fields]]
-name = "mode"
-type = "choice"
-choices = ["obey", "ignore", "crash"]
-default = "obey"
-[[fields]]
-name = "steps"
-type = "int"
-default = 400
-[[fields]]
-name = "step_seconds"
-type = "float"
-default = 0.1
-[[fields]]
-name = "crash_at"
-type = "int"
-default = 4
-"""
+RAY = '[ray]\nenv = { RELAX_TEST_MARK = "from-the-spec" }'
 
 
 @pytest.fixture(scope="module")
@@ -72,9 +46,7 @@ def head() -> Iterator[RayHead]:
 
 
 def write_spec(tmp_path: Path, grace: float = 10.0) -> Path:
-    path = tmp_path / "spec.toml"
-    path.write_text(SPEC.format(fake=FAKE, grace=grace))
-    return path
+    return write_fake_spec(tmp_path, grace, 0.1, head='backend = "ray"\n', tail=RAY)
 
 
 def manager(tmp_path: Path, address: str, grace: float = 10.0) -> Manager:
@@ -82,13 +54,7 @@ def manager(tmp_path: Path, address: str, grace: float = 10.0) -> Manager:
 
 
 def until(check: Callable[[], Any], timeout: float = 60.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what or check}")
+    return until_within(check, timeout, what)  # Ray's submission and tail take seconds
 
 
 def ticks(m: Manager) -> list[int]:
@@ -139,7 +105,15 @@ def test_a_job_is_submitted_watched_paused_resumed_and_stopped_gracefully(tmp_pa
     until(lambda: m.snapshot({"after_log": cursor})["log"]["lines"], what="newer log lines")
     newer = m.snapshot({"after_log": cursor})["log"]["lines"]
     assert newer and all(line["n"] > cursor for line in newer)
-    # the environment from the spec's [ray] env and the control file reached the job
+    # what Ray was given: the argument list quoted in the spec's directory, the environment
+    info = JobSubmissionClient(head.address).get_job_info(sid)
+    assert info.entrypoint == f"cd {shlex.quote(str(tmp_path))} && exec " + shlex.join(
+        job.record["command"]
+    )
+    env = info.runtime_env["env_vars"]
+    assert env["RELAX_TEST_MARK"] == "from-the-spec" and env["PYTHONUNBUFFERED"] == "1"
+    assert env["RELAX_CONTROL_FILE"] == f"runs/{sid}/control.json"
+    assert info.metadata == {"relax_viewer_job": sid}
     job.pause()
     until(lambda: job.status() == "paused", what="paused (the trainer's ack)")
     # what the trainer wrote before it blocked comes through Ray's tail a little later

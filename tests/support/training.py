@@ -1,0 +1,62 @@
+"""What the training tests share: a job spec around `fake_trainer.py` (its modes obey, ignore
+and crash) and waiting for a condition, bounded in time."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.support.servers import REPO_ROOT
+
+FAKE = REPO_ROOT / "tests" / "support" / "fake_trainer.py"
+FAKE_SPEC = """
+[job]
+{head}command = ["{{python}}", "{fake}", "--run-dir", "{{run_dir}}", "--mode", "{{mode}}",
+           "--steps", "{{steps}}", "--step-seconds", "{{step_seconds}}",
+           "--crash-at", "{{crash_at}}"]
+episodes = "episodes.csv"
+grace_seconds = {grace}
+resume_args = ["--resume", "{{resume_path}}"]
+{tail}
+[[fields]]
+name = "mode"
+type = "choice"
+choices = ["obey", "ignore", "crash"]
+default = "obey"
+[[fields]]
+name = "steps"
+type = "int"
+default = 400
+[[fields]]
+name = "step_seconds"
+type = "float"
+default = {step_seconds}
+[[fields]]
+name = "crash_at"
+type = "int"
+default = 4
+"""
+
+
+def write_fake_spec(
+    directory: Path, grace: float = 10.0, step_seconds: float = 0.05, head: str = "", tail: str = ""
+) -> Path:
+    """spec.toml in `directory`: `head` goes first in [job], `tail` after it (e.g. a [ray])."""
+    path = directory / "spec.toml"
+    path.write_text(
+        FAKE_SPEC.format(fake=FAKE, grace=grace, step_seconds=step_seconds, head=head, tail=tail)
+    )
+    return path
+
+
+def until(check: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
+    """`check()`'s first true value, asked every 50 ms; AssertionError after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what or check}")
