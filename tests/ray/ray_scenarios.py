@@ -110,7 +110,7 @@ def test_a_job_is_submitted_watched_paused_resumed_and_stopped_gracefully(tmp_pa
     assert info.entrypoint == f"cd {shlex.quote(str(tmp_path))} && exec " + shlex.join(
         job.record["command"]
     )
-    env = info.runtime_env["env_vars"]
+    env = (info.runtime_env or {})["env_vars"]
     assert env["RELAX_TEST_MARK"] == "from-the-spec" and env["PYTHONUNBUFFERED"] == "1"
     assert env["RELAX_CONTROL_FILE"] == f"runs/{sid}/control.json"
     assert info.metadata == {"relax_viewer_job": sid}
