@@ -121,7 +121,8 @@ class Job:
                 self.record.update(status=status, exit_code=code, ended_at=time.time())
                 self.save()
         if self.record.get("status") == "killed" or (code is not None and code < 0):
-            said = self.record.get("message") or f"the process was killed (exit code {code})"
+            code_said = f" (exit code {code})" if code is not None else ""
+            said = self.record.get("message") or f"the job was killed{code_said}"
             self.log.add(f"[viewer] {said}", "error")
         self._finished.set()
 

@@ -116,6 +116,8 @@ class Tab:
     dialogs: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # "404 URL" or "failed URL: reason"
+    navigations: int = 0  # documents the tab has asked for
+    _asked_during: dict[int, int] = field(default_factory=dict)  # id(request) -> navigations
 
     @classmethod
     def attach(cls, page: Page) -> Tab:
@@ -123,7 +125,7 @@ class Tab:
         page.on("console", tab._on_console)
         page.on("pageerror", lambda exc: tab.page_errors.append(str(exc)))
         page.on("dialog", tab._on_dialog)
-        page.on("request", lambda req: tab.requests.append(req.url))
+        page.on("request", tab._on_request)
         page.on("response", tab._on_response)
         page.on("requestfailed", tab._on_request_failed)
         return tab
@@ -140,7 +142,16 @@ class Tab:
         if response.status >= 400:
             self.failed.append(f"{response.status} {response.url}")
 
+    def _on_request(self, request: Request) -> None:
+        self.requests.append(request.url)
+        if request.is_navigation_request() and request.frame == self.page.main_frame:
+            self.navigations += 1
+        self._asked_during[id(request)] = self.navigations
+
     def _on_request_failed(self, request: Request) -> None:
+        asked = self._asked_during.get(id(request), self.navigations)
+        if request.failure == "net::ERR_ABORTED" and asked < self.navigations:
+            return  # the old document's poll, cancelled by leaving it: what browsers do
         self.failed.append(f"failed {request.url}: {request.failure}")
 
     def problems(self) -> list[str]:
