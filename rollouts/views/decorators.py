@@ -20,8 +20,10 @@ from django.template.response import TemplateResponse
 from django.utils.cache import patch_vary_headers
 
 from ..access import DENIED_MESSAGE, denied_page, is_allowed
+from ..links import sample_url, step_url
 from ..runs import bind_run, get_catalog
 from ..store import StoreError, UnreadableLine
+from ..store.files import step_filename
 from .header import header_context
 from .responses import error_response, status_of
 
@@ -86,7 +88,9 @@ def _answer_page(
     except Redirect as redirect:
         return HttpResponseRedirect(redirect.url)
     except StoreError as exc:
-        return error_page(request, exc, kwargs.get("bucket"))
+        return error_page(
+            request, exc, kwargs.get("bucket"), kwargs.get("step"), kwargs.get("position")
+        )
 
 
 def api(*methods: str) -> Callable[[View], View]:
@@ -140,19 +144,54 @@ def render_sample_page(request: HttpRequest, context: dict[str, Any], status: in
     return TemplateResponse(request, template, context, status=status)
 
 
-def error_page(request: HttpRequest, exc: StoreError, bucket: str | None = None) -> HttpResponse:
-    """The message in the normal layout, with whatever navigation still works around it."""
-    context: dict[str, Any] = {"error": str(exc), "bucket": bucket}
+def error_page(
+    request: HttpRequest,
+    exc: StoreError,
+    bucket: str | None = None,
+    step: Any = None,
+    position: Any = None,
+) -> HttpResponse:
+    """The message in the normal layout, with whatever navigation still works around it, and
+    links to what does exist (`error_links`: the step's samples, the bucket's steps)."""
+    context: dict[str, Any] = {"error": str(exc), "bucket": bucket, "error_links": []}
     try:
         catalog = get_catalog(request)
         buckets = catalog.buckets()
         shown = bucket if bucket in buckets else buckets[0]
-        context.update(header_context(request, catalog, shown, None))
+        steps = catalog.steps(shown)
+        known = next((s.name for s in steps if step is not None and s.name == str(step)), None)
+        context.update(header_context(request, catalog, shown, known))  # the selector keeps it
+        context["error_links"] = where_instead(request, catalog, shown, steps, known, position)
         if bucket not in buckets:
             context["bucket"] = None
     except StoreError:
         pass
     return render_sample_page(request, context, status_of(exc))
+
+
+def where_instead(
+    request: HttpRequest, catalog: Any, bucket: str, steps: Any, step: str | None, position: Any
+) -> list[dict[str, str]]:
+    """What exists near what was asked for: the step's first and last sample (a sample that is
+    not there), else the bucket's first and latest step."""
+    links: list[dict[str, str]] = []
+    if step is not None and position is not None:
+        count = len(catalog.open_step(bucket, step_filename(step)))
+        for label, at in (("first", 0), ("last", count - 1))[: 2 if count > 1 else count]:
+            url = sample_url(request, bucket, step, at)
+            links.append(
+                {"text": f"step {step} has {count} samples: the {label}, {at}", "url": url}
+            )
+        return links
+    if steps:
+        first, latest = steps[0].name, steps[-1].name
+        what = f"{bucket} has {len(steps)} step{'s' if len(steps) != 1 else ''}"
+        links.append(
+            {"text": f"{what}: the latest, {latest}", "url": step_url(request, bucket, latest)}
+        )
+        if first != latest:
+            links.append({"text": f"the first, {first}", "url": step_url(request, bucket, first)})
+    return links
 
 
 def is_same_origin(request: HttpRequest) -> bool:
