@@ -12,7 +12,7 @@ import json
 import math
 import re
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from .formatting import format_number
 
@@ -206,5 +206,5 @@ def answers_agree(answer: str, label: str) -> bool:
     return normalize_answer(answer) == normalize_answer(label)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
