@@ -92,17 +92,28 @@ def reward_badges(sample: dict[str, Any], scale: tuple[float, float] | None) -> 
 
 
 def _reward_badge(name: str, value: Any, scale: tuple[float, float] | None) -> Badge:
-    if not _is_number(value) or math.isnan(value):
+    number = _as_float(value)
+    if number is None or math.isnan(number):
         shown = format_number(value) if _is_number(value) or value is None else "not a number"
         return Badge(name, shown, "none", "missing")
-    if value in (0, 1):
-        return Badge(name, format_number(value), "right" if value == 1 else "wrong", "binary")
+    if number in (0, 1):
+        return Badge(name, format_number(value), "right" if number == 1 else "wrong", "binary")
     low, high = scale if scale is not None and scale[1] > scale[0] else DEFAULT_SCALE
-    if not low <= value <= high:  # outside the step's range (or 0..1): clamp, say so by shade
-        low, high = min(low, value), max(high, value)
-    share = (value - low) / (high - low) if math.isfinite(high - low) else 0.5
-    step = min(SCALE_STEPS - 1, int(share * SCALE_STEPS))
+    if not low <= number <= high:  # outside the step's range (or 0..1): an end of the scale
+        step = 0 if number < low else SCALE_STEPS - 1
+    else:
+        step = min(SCALE_STEPS - 1, int((number - low) / (high - low) * SCALE_STEPS))
     return Badge(name, format_number(value), f"scale-{step}", "scale")
+
+
+def _as_float(value: Any) -> float | None:
+    """A number as a float; an int too big for one (400 digits) as an infinity."""
+    if not _is_number(value):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def status_badge(status: Any) -> Badge | None:
@@ -118,8 +129,9 @@ def cut_marker(sample: dict[str, Any]) -> str | None:
         return None
     for name in ("response_length", "response_token_count"):
         tokens = sample.get(name)
-        if _is_number(tokens) and math.isfinite(tokens):
-            return f"cut at {int(tokens):,} tokens"
+        number = _as_float(tokens)
+        if number is not None and math.isfinite(number):
+            return f"cut at {int(number):,} tokens"
     return "cut here (truncated)"
 
 

@@ -244,3 +244,12 @@ def test_hostile_answer_and_label_are_escaped(client, write_step):
     head = html.split('id="rv-sample-head"')[1].split("</header>")[0]
     assert "<img" not in head
     assert "&lt;img src=x onerror=alert(1)&gt;" in head
+
+
+def test_numbers_too_big_for_a_float_do_not_break_the_header():
+    huge = 10**400
+    (badge,) = reward_badges({"reward": huge}, None)
+    assert (badge.tone, badge.kind) == ("scale-4", "scale")
+    assert judge_sample({"status": "truncated", "response_length": huge}).cut == (
+        "cut here (truncated)"
+    )
