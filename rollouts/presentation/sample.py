@@ -14,20 +14,14 @@ from typing import Any
 
 from .formatting import format_number, format_scalar
 from .render import Rendered, render_value
+from .verdict import Verdict, judge_sample
 
-# The Sample Info card, in this order, when present.
-INFO_FIELDS = (
-    "rollout_id",
-    "sample_index",
-    "reward",
-    "response_length",
-    "total_length",
-    "status",
-    "group_index",
-    "dataset",
-)
+# The Sample Info card, in this order, when present: what the sample is and how it did first,
+# then its sizes (a second row), where a newer writer's token count equal to its length is
+# folded into the length's row instead of repeating it.
+INFO_FIELDS = ("rollout_id", "sample_index", "reward", "status", "group_index", "dataset")
+LENGTH_FIELDS = ("response_length", "total_length", "prompt_length")
 TOKEN_COUNT_FIELDS = (
-    "prompt_length",
     "prompt_token_count",
     "response_token_count",
     "total_token_count",
@@ -36,6 +30,11 @@ TOKEN_COUNT_FIELDS = (
     "multimodal_token_count",
     "agent_turns",
 )
+SAME_AS = {  # a token count and the length it repeats
+    "response_token_count": "response_length",
+    "total_token_count": "total_length",
+    "prompt_token_count": "prompt_length",
+}
 TEXT_FIELDS = ("prompt", "response", "label")
 
 
@@ -89,6 +88,7 @@ class Section:
 
     name: str
     rendered: Rendered | None = None  # text (or a list of chat messages)
+    cut: str | None = None  # where a truncated response stops: "cut at 4,096 tokens"
     raw: str = ""  # the exact text, for the raw view and the copy button
     node: Node | None = None  # any other value
 
@@ -106,6 +106,8 @@ class InfoRow:
     name: str
     display: str
     kind: str  # "number" | "string" | "null" | "other"
+    group: str = "outcome"  # "outcome" (the first row) | "length"
+    also: tuple[str, ...] = ()  # fields with the same value, folded into this row
 
 
 @dataclass(slots=True)
@@ -114,11 +116,20 @@ class PresentedSample:
     texts: list[Section]
     others: list[Section]
     warnings: list[str] = field(default_factory=list)  # what was replaced to show it
+    verdict: Verdict | None = None
+
+    @property
+    def outcome_rows(self) -> list[InfoRow]:
+        return [row for row in self.info if row.group == "outcome"]
+
+    @property
+    def length_rows(self) -> list[InfoRow]:
+        return [row for row in self.info if row.group == "length"]
 
 
 def info_rows(sample: dict[str, Any]) -> list[InfoRow]:
     rows: list[InfoRow] = []
-    for name in (*INFO_FIELDS, *TOKEN_COUNT_FIELDS):
+    for name in INFO_FIELDS:
         if name not in sample:
             continue
         value = sample[name]
@@ -126,7 +137,22 @@ def info_rows(sample: dict[str, Any]) -> list[InfoRow]:
             rows.extend(_info_row(f"reward.{k}", v) for k, v in value.items())
         else:
             rows.append(_info_row(name, value))
-    return rows
+    lengths: dict[str, InfoRow] = {}
+    for name in (*LENGTH_FIELDS, *TOKEN_COUNT_FIELDS):
+        if name not in sample:
+            continue
+        twin = lengths.get(SAME_AS.get(name, ""))
+        if twin is not None and _same_number(sample[name], sample[twin.name]):
+            twin.also = (*twin.also, name)
+            continue
+        lengths[name] = _info_row(name, sample[name])
+        lengths[name].group = "length"
+    return rows + list(lengths.values())
+
+
+def _same_number(a: Any, b: Any) -> bool:
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (a, b))
+    return numbers and a == b
 
 
 def _info_row(name: str, value: Any) -> InfoRow:
@@ -140,16 +166,50 @@ def _info_row(name: str, value: Any) -> InfoRow:
 
 
 def present_sample(
-    sample: dict[str, Any], mask: re.Pattern[str] | None, warnings: Sequence[str] = ()
+    sample: dict[str, Any],
+    mask: re.Pattern[str] | None,
+    warnings: Sequence[str] = (),
+    scale: tuple[float, float] | None = None,
 ) -> PresentedSample:
-    shown = {*INFO_FIELDS, *TOKEN_COUNT_FIELDS}
+    """``scale``: the step's reward range, on which a continuous reward is coloured."""
+    shown = {*INFO_FIELDS, *LENGTH_FIELDS, *TOKEN_COUNT_FIELDS}
+    verdict = judge_sample(sample, scale)
     texts = [_section(name, sample[name], mask) for name in TEXT_FIELDS if name in sample]
+    for section in texts:
+        if section.name == "response" and section.is_text:
+            section.cut = verdict.cut
     others = [
         _section(name, value, mask)
         for name, value in sample.items()
         if name not in shown and name not in TEXT_FIELDS
     ]
-    return PresentedSample(info_rows(sample), texts, others, list(warnings))
+    return PresentedSample(info_rows(sample), texts, others, list(warnings), verdict)
+
+
+def sample_identity(
+    sample: dict[str, Any],
+    *,
+    rank: int,
+    total: int,
+    order: str,
+    line: int,
+    file: str,
+    position: int,
+) -> dict[str, Any]:
+    """The one sample's numbers side by side, so none is mistaken for another: its rank in the
+    page's ordering ("45 of 64"), its line in the file, its position in the URL (lines counted
+    from 0) and its own `sample_index` (which restarts per dataset in eval steps)."""
+    index = sample.get("sample_index")
+    number = isinstance(index, int) and not isinstance(index, bool)
+    return {
+        "rank": rank,
+        "total": total,
+        "order": order,
+        "line": line,
+        "file": file,
+        "position": position,
+        "sample_index": index if number else None,
+    }
 
 
 def _section(name: str, value: Any, mask: re.Pattern[str] | None) -> Section:

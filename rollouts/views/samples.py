@@ -17,7 +17,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpRespons
 from ..conf import conf
 from ..links import app_url, sample_url, step_url
 from ..presentation.render import compile_mask
-from ..presentation.sample import present_sample
+from ..presentation.sample import present_sample, sample_identity
+from ..presentation.verdict import reward_scale
 from ..query import query_suffix, selection_of
 from ..runs import get_catalog
 from ..store import (
@@ -157,7 +158,19 @@ def sample_context(
     values = decoded.values()
     context["line"] = record.line
     context["warnings"] = decoded.warnings
-    context["sample"] = present_sample(values, compile_mask(conf.MASK_STR))
+    scale = reward_scale(context.get("summary"))
+    context["sample"] = present_sample(values, compile_mask(conf.MASK_STR), scale=scale)
+    context["identity"] = sample_identity(
+        values,
+        rank=rank + 1,
+        total=len(ordering),
+        order=", ".join(
+            [selection.sort_label if selection.sort else "file order", *selection.conditions()]
+        ),
+        line=record.line,
+        file=f"{bucket}/{filename}",
+        position=position,
+    )
     context["sample_json"] = line_as_json(decoded, record.data)
     group = values.get("group_index")
     if isinstance(group, int) and not isinstance(group, bool) and group >= 0:
@@ -263,6 +276,8 @@ def _twin(request: HttpRequest, bucket: str, step: str, position: int | None) ->
     if presented is None:
         return json_response(data, status)
     data["info"] = [asdict(row) for row in presented.info]
+    data["identity"] = context["identity"]
+    data["verdict"] = presented.verdict.as_json() if presented.verdict else None
     data["rendered"] = {
         s.name: asdict(s.rendered) for s in presented.texts if s.rendered is not None
     }

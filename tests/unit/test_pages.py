@@ -358,6 +358,7 @@ def test_every_url_on_a_page_is_inside_the_mount_point(client, write_step):
         "/static/rollouts/viewer.js",
         "/static/rollouts/grown.js",
         "/static/rollouts/live.js",
+        "/static/rollouts/readable.js",  # the sample page's own, after viewer.js
     ]
     assert "defer" not in p.scripts[0] and "async" not in p.scripts[0], "theme before paint"
     assert all("defer" in script for script in p.scripts[1:])

@@ -98,6 +98,7 @@
       box.scrollTop = box.scrollHeight;
     });
     prefetchNeighbours();
+    document.dispatchEvent(new CustomEvent("rv:main")); // readable.js: reading mode, think blocks
   }
 
   function setCollapsed(section, collapsed) {
