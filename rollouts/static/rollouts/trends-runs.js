@@ -10,11 +10,12 @@
 (function () {
   "use strict";
 
-  var runs = {}; // name -> {name, url, current, checked, points, stepUrl, error}
+  var RELOAD_MS = 700; // between reads of a run the server is still indexing
+  var runs = {}; // name -> {name, url, current, checked, points, stepUrl, error, done}
   var onChange = function () {};
 
-  function load(run) {
-    if (run.points || run.loading) return;
+  function load(run, again) {
+    if ((run.done && !again) || run.loading) return;
     run.loading = true;
     fetch(run.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (r) {
@@ -25,6 +26,9 @@
         run.points = data.points;
         run.stepUrl = data.step_url;
         run.error = null;
+        run.done = data.done;
+        // Still indexing (a run nobody looked at yet): read it again until every step is in.
+        if (!data.done) setTimeout(function () { load(run, true); }, RELOAD_MS);
       }, function (error) { run.error = error.message; })
       .then(function () {
         run.loading = false;
