@@ -14,7 +14,7 @@ from statistics import fmean
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import FloatRect, Page, expect
 
 from tests.support.browser import Tab, write_step_file
 from tests.support.servers import ServerProcess, run_visualize
@@ -60,7 +60,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     )
     write_step_file(root / "alpha" / "rollout_result", "eval", 1, alpha_records(1))
     write_step_file(root / "alpha" / "rollout_result", "eval", 3, alpha_records(3))
-    with run_visualize(root / "alpha" / "rollout_result", root / "beta" / "rollout_result") as s:
+    with run_visualize(
+        root / "alpha" / "rollout_result", str(root / "beta" / "rollout_result")
+    ) as s:
         yield s
 
 
@@ -71,13 +73,13 @@ def open_trends(tab: Tab, server: ServerProcess, run: str, query: str = "") -> P
     return page
 
 
-def box(page: Page, selector: str) -> dict[str, float]:
+def box(page: Page, selector: str) -> FloatRect:
     found = page.locator(selector).first.bounding_box()
     assert found is not None, selector
     return found
 
 
-def overlaps(a: dict[str, float], b: dict[str, float]) -> bool:
+def overlaps(a: FloatRect, b: FloatRect) -> bool:
     return not (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"]
                 or a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])  # fmt: skip
 
