@@ -39,6 +39,7 @@ def card(points: Sequence[StepMetrics], metric: Metric) -> dict[str, Any] | None
     result: dict[str, Any] = {
         "key": key,
         "label": metric.label,
+        "direction": metric.direction,
         "step": steps[-1][0],
         "latest": latest,
         "previous": previous,

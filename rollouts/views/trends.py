@@ -12,12 +12,14 @@ from typing import Any, Protocol
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 
+from ..conf import conf
 from ..links import app_url, step_entries, url_maker
 from ..query import int_param
-from ..runs import get_catalog, history_of
-from ..store import dumps_strict
+from ..runs import catalog_of, current_run, get_catalog, history_of
+from ..store import StoreError, dumps_strict
 from ..store.cards import cards
 from ..store.history import Point
 from ..store.reading import convergence, curves
@@ -64,6 +66,7 @@ def trends_page(request: HttpRequest, bucket: str) -> HttpResponse:
             "trends_json_url": trends_url,
             "json_url": trends_url,
             "trends_data": mark_safe(first.translate(_SCRIPT_ESCAPES)),  # noqa: S308
+            "run_choices": run_choices(request, bucket),
         }
     )
     return TemplateResponse(request, "rollouts/trends.html", context)
@@ -78,6 +81,24 @@ def api_trends(request: HttpRequest, bucket: str) -> HttpResponseBase:
     """
     after = int_param(request, "after", -1, -1, STEP_MAX)
     return json_response(trends_json(request, bucket, after))
+
+
+def run_choices(request: HttpRequest, bucket: str) -> list[dict[str, Any]]:
+    """The runs whose curves of this bucket can be overlaid on this one's: with several runs
+    (ROLLOUTS_DATA_DIRS), every run that has the bucket, each with its trends JSON; none else."""
+    current = current_run(request)
+    if current is None or len(conf.DATA_DIRS) < 2:
+        return []
+    choices = []
+    for name, path in conf.DATA_DIRS.items():
+        try:
+            if bucket not in catalog_of(path).buckets():
+                continue
+        except StoreError:
+            continue  # a run that cannot be read says so on its own pages
+        url = reverse("rollouts:run:api-trends", kwargs={"run": name, "bucket": bucket})
+        choices.append({"name": name, "trends_url": url, "current": name == current})
+    return choices
 
 
 def trends_json(request: HttpRequest, bucket: str, after: int = -1) -> dict[str, Any]:
@@ -100,6 +121,7 @@ def trends_json(request: HttpRequest, bucket: str, after: int = -1) -> dict[str,
         "cards": cards(points),
         "reading": convergence(points),
         "cursor": cursor_of(points),
+        "runs": run_choices(request, bucket),
     }
 
 

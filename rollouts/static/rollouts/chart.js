@@ -8,10 +8,15 @@
 //     format: function (value, key),  // a value as text (optional: String, "–" when missing)
 //     percent: function (key),        // whether a key's values are shares, shown in % (optional)
 //     xLabel: "step",          // the x axis' name (optional)
+//     gapReason: function (point, key),  // why a point has no value, in the tooltip (optional)
+//     place, decorate: the tooltip by the cursor, marks over the lines (optional; called as
+//       rvChartExtras.place and .decorate in chart-extras.js are)
 //   });
 //   chart.draw(points, lines, smoothing, references);
 //     points: [{step, name?}, ...] in step order (x positions; `name` goes to data-name)
-//     lines: [{key, label, values}, ...], values aligned with points (non-finite: a gap, not 0)
+//     lines: [{key, label, values, cls?, mark?, connect?}, ...], values aligned with points
+//       (non-finite: a gap, not 0); cls: instead of rv-line-N; mark: "max"/"min", the best
+//       point (for `decorate`); connect: the line runs on over missing values
 //     smoothing: the EMA weight, 0 (raw) to 0.99
 //     references: [{value, label}, ...] dashed horizontal lines, kept in view (optional)
 //   rvChart.sparkline(values): a small <svg class="rv-spark">; rvChart.ema, rvChart.ticks.
@@ -30,8 +35,7 @@
   function svg(tag, attrs, parent) {
     var node = document.createElementNS(SVG, tag);
     Object.keys(attrs).forEach(function (name) { node.setAttribute(name, attrs[name]); });
-    if (parent) parent.appendChild(node);
-    return node;
+    return parent ? parent.appendChild(node) : node;
   }
 
   // TensorBoard's debiased exponential moving average: missing values are skipped (and stay
@@ -41,8 +45,7 @@
     return values.map(function (v) {
       if (!finite(v)) return null;
       last = last * weight + (1 - weight) * v;
-      count += 1;
-      return last / (1 - Math.pow(weight, count));
+      return last / (1 - Math.pow(weight, ++count));
     });
   }
 
@@ -52,10 +55,8 @@
     var raw = (high - low) / count, power = Math.pow(10, Math.floor(Math.log10(raw)));
     var error = raw / power;
     var unit = power * (error >= 7.07 ? 10 : error >= 3.16 ? 5 : error >= 1.41 ? 2 : 1);
-    var out = [];
-    for (var t = Math.ceil(low / unit) * unit; t <= high + unit * 1e-9; t += unit) {
-      out.push(+t.toPrecision(12));
-    }
+    var out = [], t = Math.ceil(low / unit) * unit;
+    for (; t <= high + unit * 1e-9; t += unit) out.push(+t.toPrecision(12));
     return out;
   }
 
@@ -76,10 +77,10 @@
   }
 
   // Path through the finite values, broken where a step has none (a gap, never a 0).
-  function pathOf(values, points, scale) {
+  function pathOf(values, points, scale, connect) {
     var d = "", pen = "M";
     values.forEach(function (v, i) {
-      if (v === null) { pen = "M"; return; }
+      if (v === null) { pen = connect && d ? pen : "M"; return; }
       d += pen + scale.x(points[i].step).toFixed(2) + "," + scale.y(v).toFixed(2);
       pen = "L";
     });
@@ -109,15 +110,13 @@
     var points = [], series = [], lines = [], scale = null, hoverStep = null, smoothing = 0, references = [];
 
     function draw(newPoints, newLines, weight, refs) {
-      points = newPoints;
-      series = newLines;
-      smoothing = weight;
+      points = newPoints; series = newLines; smoothing = weight;
       references = (refs || []).filter(function (r) { return finite(r.value); });
       chart.setAttribute("data-smoothing", smoothing);
       lines = newLines.map(function (l, i) {
         var raw = l.values.map(function (v) { return finite(v) ? v : null; });
-        return { key: l.key, label: l.label, cls: "rv-line-" + (i % LINE_CLASSES), raw: raw,
-          smooth: ema(raw, smoothing) };
+        return { key: l.key, label: l.label, cls: l.cls || "rv-line-" + (i % LINE_CLASSES), raw: raw,
+          smooth: ema(raw, smoothing), mark: l.mark || null, connect: !!l.connect };
       });
       chart.replaceChildren();
       if (!points.length) return hideHover();
@@ -127,6 +126,7 @@
       drawAxes(width, height);
       references.forEach(drawReference);
       lines.forEach(drawLine);
+      if (options.decorate) options.decorate(chart, scale, lines, points);
       var cross = svg("g", { "class": "rv-crosshair" }, chart);
       svg("line", { "class": "rv-crosshair-line", x1: 0, x2: 0, y1: PAD.top,
         y2: height - PAD.bottom }, cross);
@@ -173,13 +173,14 @@
     // step when the caller gave links).
     function drawLine(line) {
       var group = svg("g", { "class": "rv-trend-line " + line.cls, "data-key": line.key }, chart);
-      svg("path", { "class": "rv-raw-line", d: pathOf(line.raw, points, scale) }, group);
-      svg("path", { "class": "rv-ema-line", d: pathOf(line.smooth, points, scale) }, group);
+      [["rv-raw-line", line.raw], ["rv-ema-line", line.smooth]].forEach(function (pair) {
+        svg("path", { "class": pair[0], d: pathOf(pair[1], points, scale, line.connect) }, group);
+      });
       line.raw.forEach(function (v, i) {
         if (v === null) return;
         var point = points[i], attrs = { "class": "rv-trend-point-link", "data-step": point.step };
         if (point.name !== undefined) attrs["data-name"] = point.name;
-        if (href) { attrs.href = href(point); attrs.tabindex = "-1"; }
+        if (href) { attrs.href = href(point, line.key); attrs.tabindex = "-1"; }
         var link = svg(href ? "a" : "g", attrs, group);
         svg("circle", { "class": "rv-trend-point", cx: scale.x(point.step).toFixed(2),
           cy: scale.y(v).toFixed(2), r: 3.5 }, link);
@@ -192,8 +193,7 @@
       legend.replaceChildren.apply(legend, lines.map(function (line) {
         var item = html("li", "rv-legend-item " + line.cls);
         item.setAttribute("data-key", line.key);
-        item.appendChild(html("span", "rv-swatch"));
-        item.appendChild(document.createTextNode(line.label));
+        item.append(html("span", "rv-swatch"), line.label);
         return item;
       }));
       legend.appendChild(html("li", "rv-meta",
@@ -201,45 +201,46 @@
     }
 
     // -- hover, keyboard, click ----------------------------------------------------------
-    function nearestIndex(event) {
+    function toChart(event) {
       var matrix = chart.getScreenCTM();
-      if (!matrix || !points.length) return -1;
-      var x = new DOMPoint(event.clientX, event.clientY).matrixTransform(matrix.inverse()).x;
-      var best = 0;
+      return matrix && new DOMPoint(event.clientX, event.clientY).matrixTransform(matrix.inverse());
+    }
+    function nearestIndex(event) {
+      var at = toChart(event), x = at && at.x, best = 0;
+      if (!at || !points.length) return -1;
       points.forEach(function (p, i) {
         if (Math.abs(scale.x(p.step) - x) < Math.abs(scale.x(points[best].step) - x)) best = i;
       });
       return best;
     }
     function indexOfStep(step) {
-      for (var i = 0; i < points.length; i++) if (points[i].step === step) return i;
-      return -1;
+      return points.findIndex(function (p) { return p.step === step; });
     }
 
     // The crosshair at `step`, and the tooltip with each shown line's raw and smoothed value.
-    function showHover(step) {
+    function showHover(step, cursorY) {
       var i = indexOfStep(step);
       if (i < 0) return hideHover();
       hoverStep = step;
       var x = scale.x(step).toFixed(2);
       var cross = chart.querySelector(".rv-crosshair"), line = cross.querySelector("line");
       cross.classList.add("rv-shown");
-      line.setAttribute("x1", x);
-      line.setAttribute("x2", x);
+      ["x1", "x2"].forEach(function (name) { line.setAttribute(name, x); });
       tooltip.replaceChildren(html("strong", "", heading + " " + step));
       tooltip.setAttribute("data-step", step);
       var list = tooltip.appendChild(html("ul", "rv-tip-rows"));
       cross.querySelectorAll(".rv-hover-dot").forEach(function (dot, k) {
         var l = lines[k], v = l.raw[i];
         dot.classList.toggle("rv-shown", v !== null);
-        if (v !== null) dot.setAttribute("cx", x);
-        if (v !== null) dot.setAttribute("cy", scale.y(v).toFixed(2));
+        if (v !== null) { dot.setAttribute("cx", x); dot.setAttribute("cy", scale.y(v).toFixed(2)); }
         var row = list.appendChild(html("li", "rv-tip-row " + l.cls));
         row.setAttribute("data-key", l.key);
         row.appendChild(html("span", "rv-swatch"));
         row.appendChild(html("span", "rv-tip-label", l.label + " "));
         row.appendChild(html("span", "rv-tip-value", format(v, l.key)))
           .setAttribute("data-value", v === null ? "" : v);
+        var why = v === null && options.gapReason && options.gapReason(points[i], l.key);
+        if (why) row.appendChild(html("span", "rv-tip-gap rv-meta", " " + why));
         if (v === null || smoothing === 0) return;
         var smooth = " smoothed " + format(l.smooth[i], l.key);
         row.appendChild(html("span", "rv-tip-smooth rv-meta", smooth))
@@ -247,6 +248,7 @@
       });
       tooltip.classList.toggle("rv-tip-left", +x > chart.viewBox.baseVal.width / 2);
       tooltip.hidden = false;
+      if (options.place) options.place(tooltip, chart, +x, cursorY);
     }
     function hideHover() {
       hoverStep = null;
@@ -255,13 +257,11 @@
       if (cross) cross.classList.remove("rv-shown");
     }
 
-    function open(index) {
-      if (href && index >= 0) window.location.assign(href(points[index]));
-    }
+    function open(i) { if (href && i >= 0) window.location.assign(href(points[i])); }
 
     chart.addEventListener("mousemove", function (event) {
-      var i = nearestIndex(event);
-      if (i >= 0) showHover(points[i].step);
+      var i = nearestIndex(event), at = toChart(event);
+      if (i >= 0) showHover(points[i].step, at ? at.y : undefined);
     });
     chart.addEventListener("mouseleave", function (event) {
       // A redraw under a still mouse may "leave" the removed point: only a real exit counts.

@@ -1,6 +1,8 @@
-// Relax Rollout Viewer: the trends page of a bucket. Draws the per-step curves (chart.js), the
-// metric cards and the convergence reading from the trends JSON (<main>'s data-trends-url), and
-// keeps them current from live.js's "rv:poll" events: it never asks the poll endpoint itself.
+// Relax Rollout Viewer: the trends page of a bucket. Draws the per-step curves (chart.js, with
+// chart-extras.js's tooltip and marks; what to draw: trends-lines.js), the grid of every curve
+// (trends-grid.js), other runs overlaid (trends-runs.js), the metric cards and the convergence
+// reading from the trends JSON (<main>'s data-trends-url), kept current from live.js's
+// "rv:poll" events: it never asks the poll endpoint itself.
 // Text from the data reaches the page only through textContent, and nothing sets an inline
 // style (the CSP forbids it): looks are CSS classes in trends.css.
 (function () {
@@ -8,22 +10,23 @@
 
   var INDEX_RELOAD_MS = 700; // at most, between reloads while the server is still indexing
   var SMOOTHING_KEY = "rv-trends-smoothing";
-  var GROUPS = { status: "Status mix", dataset: "Eval accuracy per dataset",
-    component: "Reward components" };
+  var L = window.rvTrendsLines, GROUPS = L.GROUPS;
   var SHARES = { truncation_rate: 1, zero_signal_share: 1, success_share: 1 };
 
   var main, chart; // <main>, and the rvChart drawing into #rv-trend-chart
   var pollMs = 3000; // the server's poll interval: init() reads it
   var state = {
     points: [], series: [], data: null, done: false, cursor: null, busy: false, timer: null,
-    choice: null, smoothing: 0.6, optionsKey: "",
+    choice: null, smoothing: 0, optionsKey: "", smoothingChosen: false, keys: {},
   };
 
   // -- small helpers ---------------------------------------------------------------------
   function byId(id) { return document.getElementById(id); }
   var html = window.rv.element; // shared.js
   var finite = window.rv.finite;
-  function isShare(key) { return SHARES[key] === 1 || key.indexOf("status.") === 0; }
+  // An overlaid run's line key ("reward_mean@run") names its series and run (state.keys).
+  function baseKey(key) { return state.keys[key] ? state.keys[key].series : key; }
+  function isShare(key) { key = baseKey(key); return SHARES[key] === 1 || key.indexOf("status.") === 0; }
   // As the server prints numbers: ints plain, floats to 4 decimals (exponent form when tiny or
   // huge); shares as a percentage.
   function fmt(value, key) {
@@ -40,8 +43,10 @@
     if (key && isShare(key)) return sign + (100 * Math.abs(delta)).toFixed(1) + " pp";
     return sign + fmt(Math.abs(delta));
   }
-  function stepUrl(point) {
-    return state.data.step_url.split("{step}").join(encodeURIComponent(point.name));
+  function stepUrl(point, key) {
+    var run = state.keys[key] && state.keys[key].run, template = state.data.step_url;
+    if (run && !run.current && run.stepUrl) template = run.stepUrl;
+    return template.split("{step}").join(encodeURIComponent(point.name));
   }
 
   // -- fetching ------------------------------------------------------------------------
@@ -160,9 +165,14 @@
       node.appendChild(html("p", "rv-big rv-card-latest", fmt(card.latest, card.key)))
         .setAttribute("data-value", card.latest);
       var delta = node.appendChild(html("p", "rv-card-delta", fmtDelta(card.delta, card.key)));
-      var direction = (available(card.key)[0] || { direction: 0 }).direction;
+      // Red only when the change is bad by the card's own direction; a neutral metric's
+      // unusual change is flagged, not painted as bad.
+      var direction = "direction" in card ? card.direction
+        : (available(card.key)[0] || { direction: 0 }).direction;
       var good = finite(card.delta) ? card.delta * direction : 0;
       if (good) delta.classList.add(good > 0 ? "rv-delta-good" : "rv-delta-bad");
+      node.setAttribute("data-direction", direction);
+      if (card.abnormal && !direction) node.classList.add("rv-abnormal-neutral");
       var spark = card.spark;
       delta.appendChild(html("span", "rv-meta", card.delta === null ? " first step"
         : " since step " + spark[spark.length - 2].step));
@@ -213,37 +223,54 @@
   }
 
   // -- the chart: rvChart (chart.js) draws the chosen curves -------------------------------
+  // One run: the chosen series. Other runs checked: the chosen series once per run, by step.
   function renderChart() {
-    var choice = effectiveChoice();
-    byId("rv-trend-chart").setAttribute("data-series", choice || "");
-    chart.draw(state.points, available(choice).map(function (s) {
-      return { key: s.key, label: s.label, values: state.points.map(function (p) {
-        return p.metrics[s.key];
-      }) };
-    }), state.smoothing);
+    var choice = effectiveChoice(), chosen = available(choice), target = byId("rv-trend-chart");
+    var overlay = window.rvTrendsRuns.overlay({ points: state.points, stepUrl: state.data.step_url });
+    target.setAttribute("data-series", choice || "");
+    target.setAttribute("data-runs", overlay ? overlay.runs.length : 1);
+    state.keys = {};
+    if (!state.smoothingChosen) setSmoothing(L.defaultSmoothing(state.points.length), true);
+    if (overlay) chart.draw(overlay.points, L.overlayLines(chosen, overlay, state.keys), state.smoothing);
+    else chart.draw(state.points, L.lines(chosen, state.points), state.smoothing);
+    window.rvTrendsGrid.render(byId("rv-trend-grid"), state.points, L.panels(state.series, state.points),
+      { format: fmt, selected: choice, pick: pick });
+  }
+  function choose(choice) {
+    state.choice = choice;
+    byId("rv-series").value = choice;
+    var url = new URL(window.location.href);
+    url.searchParams.set("series", state.choice);
+    history.replaceState(history.state, "", url); // a reload or a shared link keeps the curve
+    if (state.points.length) renderChart();
+  }
+  function pick(choice) { // a small chart of the grid: drawn large in the main chart
+    choose(choice);
+    byId("rv-trend-chart").scrollIntoView({ block: "nearest" });
+  }
+  // The slider: the user's choice (remembered), else the default for this many points.
+  function setSmoothing(value, auto) {
+    var slider = byId("rv-smoothing");
+    slider.value = value;
+    state.smoothing = parseFloat(slider.value);
+    byId("rv-smoothing-value").textContent = state.smoothing.toFixed(2);
+    var note = byId("rv-smoothing-note");
+    note.hidden = !auto;
+    note.textContent = "default for " + state.points.length + " points";
   }
 
   function setupControls() {
     state.choice = new URLSearchParams(window.location.search).get("series") || "reward_mean";
-    byId("rv-series").addEventListener("change", function (event) {
-      state.choice = event.target.value;
-      var url = new URL(window.location.href);
-      url.searchParams.set("series", state.choice);
-      history.replaceState(history.state, "", url); // a reload or a shared link keeps the curve
-      if (state.points.length) renderChart();
-    });
+    byId("rv-series").addEventListener("change", function (event) { choose(event.target.value); });
     var slider = byId("rv-smoothing");
-    var stored = window.rv ? window.rv.storage.load(SMOOTHING_KEY, NaN) : NaN;
-    if (stored >= 0 && stored <= 0.99) slider.value = stored;
-    function setSmoothing() {
-      state.smoothing = parseFloat(slider.value);
-      byId("rv-smoothing-value").textContent = state.smoothing.toFixed(2);
-      if (state.points.length) renderChart();
-    }
-    setSmoothing();
+    var stored = window.rv.storage.load(SMOOTHING_KEY, NaN);
+    state.smoothingChosen = stored >= 0 && stored <= 0.99;
+    setSmoothing(state.smoothingChosen ? stored : 0, !state.smoothingChosen);
     slider.addEventListener("input", function () {
-      if (window.rv) window.rv.storage.store(SMOOTHING_KEY, parseFloat(slider.value));
-      setSmoothing();
+      window.rv.storage.store(SMOOTHING_KEY, parseFloat(slider.value));
+      state.smoothingChosen = true;
+      setSmoothing(slider.value, false);
+      if (state.points.length) renderChart();
     });
   }
 
@@ -251,11 +278,16 @@
     main = byId("rv-main");
     if (!main || !main.dataset.trendsUrl) return;
     if (window.rv) pollMs = window.rv.pollMs();
+    var extras = window.rvChartExtras;
+    function word(line) { return L.wordOf(available(baseKey(line.key))[0] || { direction: 0 }); }
+    function gapReason(point, key) { return L.gapOf(point, key, state.keys); }
     chart = window.rvChart.create(byId("rv-trend-chart"), {
       tooltip: byId("rv-crosshair-values"), legend: byId("rv-legend"), href: stepUrl,
-      format: fmt, percent: isShare,
+      format: fmt, percent: isShare, gapReason: gapReason, place: extras.place,
+      decorate: extras.decorator({ format: fmt, word: word, gapReason: gapReason }),
     });
     setupControls();
+    window.rvTrendsRuns.init(function () { if (state.points.length) renderChart(); });
     document.addEventListener("rv:poll", onPoll);
     loadInline();
   }
