@@ -135,7 +135,7 @@ def test_bad_ranges_are_a_clear_400(client, step):
     assert "range must look like" in data["message"]
 
 
-def test_group_page_shows_the_group_side_by_side_and_links_back(client, write_step):
+def test_group_page_lists_the_group_as_a_table_and_links_back(client, write_step):
     prompt = f"<|im_start|>user\nsame question {HOSTILE}<|im_end|>\n<|im_start|>assistant\n"
     lines = [
         sample(i, prompt=prompt, response=f"answer number {i}", reward=float(i == 1), group_index=7)
@@ -143,16 +143,16 @@ def test_group_page_shows_the_group_side_by_side_and_links_back(client, write_st
     ] + [sample(3, group_index=8)]
     write_step("train", 0, lines)
     p = page(client, "/train/0/group/7/")
-    members = re.findall(r'<article class="rv-member rv-card" data-position="(\d+)">', p.html)
+    members = re.findall(r'<tbody class="rv-member" id="rv-member-(\d+)"', p.html)
     assert members == ["0", "1", "2"]
     assert [f"answer number {i}" in p.html for i in range(4)] == [True, True, True, False]
     assert p.html.count('data-field="prompt"') == 1  # the shared prompt, once
     assert HOSTILE not in p.html and html.escape(HOSTILE) in p.html
     assert "rv-zero-signal" not in p.by_id  # rewards 0, 1, 0: a signal
-    shown = re.findall(r'data-field="reward">reward (\S+)</span>', p.html)
+    shown = re.findall(r'<td data-field="reward" class="">([^<]+)</td>', p.html)
     assert shown == ["0.0000", "1.0000", "0.0000"]
     sample_page = page(client, "/train/0/sample/1/")
-    assert sample_page.by_id["rv-group-link"]["href"] == f"{PREFIX}/train/0/group/7/"
+    assert sample_page.by_id["rv-group-link"]["href"] == f"{PREFIX}/train/0/group/7/?from=1"
     assert page(client, "/train/0/group/9/", status=404).text_of["rv-main"]
     data = get_json(client, "/api/jsonl/train/file/0.jsonl/group/7")
     assert [m["position"] for m in data["members"]] == [0, 1, 2] and data["mean"] == 1 / 3
@@ -325,5 +325,5 @@ def test_group_page_shows_an_object_reward_by_component(client, write_step):
     write_step("train", 0, [sample(0, reward={"acc": 1.0, "format": 0.5}, group_index=2),
                             sample(1, reward=None, group_index=2)])  # fmt: skip
     p = page(client, "/train/0/group/2/")
-    shown = re.findall(r'data-field="reward">reward ([^<]+)</span>', p.html)
+    shown = re.findall(r'<td data-field="reward" class="[^"]*">([^<]+)</td>', p.html)
     assert shown == ["acc 1.0000, format 0.5000", "null"]
