@@ -63,3 +63,18 @@ def format_stat(value: Any) -> str:
 def format_share(value: float) -> str:
     """A share as a percentage with one decimal, its "%" held to the number (no-break space)."""
     return f"{100 * value:.1f}\N{NO-BREAK SPACE}%"
+
+
+def format_compact(value: Any, integral: bool = False) -> str:
+    """A chart's tick or bin edge: as short as it can be read ("0", "204.8", "0.05"); with
+    `integral` (a column of whole numbers) rounded to a whole number."""
+    if isinstance(value, float) and math.isfinite(value):
+        if integral or value.is_integer():
+            return str(round(value))
+        magnitude = abs(value)
+        if magnitude < _SMALL or magnitude >= _LARGE:
+            return f"{value:.3g}"
+        if magnitude >= _WHOLE_ENOUGH:
+            return f"{value:.1f}".rstrip("0").rstrip(".")
+        return f"{value:.4g}"
+    return format_number(value)

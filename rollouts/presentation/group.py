@@ -32,9 +32,9 @@ def member_row(position: int, line: int, values: Mapping[str, Any]) -> dict[str,
     """A member's row from its decoded record; `reward` is a number, an object of components,
     or None (NaN and missing alike)."""
     reward = values.get("reward")
-    if not (isinstance(reward, dict) or _is_number(reward)):
+    if not (isinstance(reward, dict) or _is_shown(reward)):
         reward = None
-    length = next((values[f] for f in LENGTH_FIELDS if _is_number(values.get(f))), None)
+    length = next((values[f] for f in LENGTH_FIELDS if _is_shown(values.get(f))), None)
     status = values.get("status")
     answer = extract_answer(values.get("response"))
     label = values.get("label")
@@ -51,8 +51,19 @@ def member_row(position: int, line: int, values: Mapping[str, Any]) -> dict[str,
     }
 
 
+def _is_shown(value: Any) -> bool:
+    """A number worth a cell: any integer, or a finite float (NaN reads as no value)."""
+    return (isinstance(value, int) and not isinstance(value, bool)) or _is_number(value)
+
+
 def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite number a float can hold (a 400-digit integer is shown, never averaged)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _reward_text(reward: Any) -> str:
@@ -65,7 +76,8 @@ def _sort_value(row: Mapping[str, Any], key: str) -> Any:
     if key == "reward":
         return row["reward"] if _is_number(row["reward"]) else None
     if key == "length":
-        return row["response_length"]
+        length = row["response_length"]
+        return length if _is_number(length) else None
     return row[key]
 
 

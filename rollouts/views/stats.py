@@ -3,6 +3,8 @@ the group table) and one group's member table, with their JSON."""
 
 from __future__ import annotations
 
+import math
+
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
 
@@ -11,7 +13,7 @@ from ..presentation.charts import histogram_bars, scatter
 from ..presentation.formatting import format_bytes
 from ..presentation.worddiff import WORDS_COMPARED
 from ..runs import get_catalog
-from ..store import step_filename, step_name
+from ..store import Columns, StepIndex, step_filename, step_name
 from ..store.stats import group_table as step_group_table
 from .decorators import api, page
 from .groups import group_table
@@ -41,7 +43,9 @@ def step_stats_page(request: HttpRequest, bucket: str, step: str) -> HttpRespons
             "step_link": base,
             "json_url": app_url(request, "api-stats", bucket=bucket, filename=filename),
             "histograms": [
-                histogram_bars(name, label, stats["histograms"][name], base)
+                histogram_bars(
+                    name, label, stats["histograms"][name], base, _whole(columns, name, index)
+                )
                 for name, label in HISTOGRAMS
             ],
             "scatter": scatter(columns, index.invalid, index.lines, sample_url),
@@ -53,6 +57,17 @@ def step_stats_page(request: HttpRequest, bucket: str, step: str) -> HttpRespons
         }
     )
     return TemplateResponse(request, "rollouts/stats.html", context)
+
+
+def _whole(columns: Columns, name: str, index: StepIndex) -> bool:
+    """Whether a column holds whole numbers only (token counts) (bins read "0-204")."""
+    column = columns.numeric.get(name)
+    if column is None:
+        return False
+    invalid = index.invalid
+    return all(
+        not math.isfinite(v) or v.is_integer() for row, v in enumerate(column) if row not in invalid
+    )
 
 
 @page

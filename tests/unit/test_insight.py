@@ -70,11 +70,14 @@ def test_stats_page_shows_counts_reward_lengths_and_groups(client, step):
     mean = sum(REWARDS) / len(REWARDS)
     assert stat(p, "samples") == str(len(REWARDS))
     assert stat(p, "reward-mean") == f"{mean:.4f}"
-    assert stat(p, "reward-max") == "1.0000" and stat(p, "reward-min") == "0.0000"
-    assert stat(p, "length-max") == f"{max(LENGTHS):.4f}"
-    assert stat(p, "truncation-rate") == f"{100 * STATUSES.count('truncated') / 8:.1f} %"
+    # Whole numbers as integers; a share's "%" held to its number by a no-break space.
+    assert stat(p, "reward-max") == "1" and stat(p, "reward-min") == "0"
+    assert stat(p, "length-max") == str(max(LENGTHS))
+    assert stat(p, "length-mean") == f"{sum(LENGTHS) / len(LENGTHS):.1f}"  # 118.8, from 100 up
+    share = STATUSES.count("truncated") / 8
+    assert stat(p, "truncation-rate") == f"{100 * share:.1f}\N{NO-BREAK SPACE}%"
     # Groups of two: (1,0) (1,1) (0,0) (0.5,1): two of four have equal rewards.
-    assert stat(p, "groups") == "4" and stat(p, "zero-signal") == "50.0 %"
+    assert stat(p, "groups") == "4" and stat(p, "zero-signal") == "50.0\N{NO-BREAK SPACE}%"
     statuses = dict(re.findall(r'<li data-status="(\w+)">.*?<span class="rv-num">(\d+)<', p.html))
     assert statuses == {s: str(STATUSES.count(s)) for s in set(STATUSES)}
     assert p.by_id["rv-json"]["href"] == f"{PREFIX}/api/jsonl/train/file/3.jsonl/stats"
