@@ -175,7 +175,8 @@ def sample_context(
     group = values.get("group_index")
     if isinstance(group, int) and not isinstance(group, bool) and group >= 0:
         context["group_index"] = group
-        context["group_url"] = app_url(request, "group", bucket=bucket, step=step, group=group)
+        group_url = app_url(request, "group", bucket=bucket, step=step, group=group)
+        context["group_url"] = f"{group_url}?from={position}"  # the group page marks this one
     context["choices"] = _choices(index, values, selection)
     return context, HTTPStatus.OK
 

@@ -111,21 +111,24 @@ def test_a_scatter_point_opens_its_sample_and_truncated_points_are_marked(
     tab.assert_clean()
 
 
-def test_a_sample_links_to_its_group_side_by_side(viewer: ServerProcess, tab: Tab):
+def test_a_sample_links_to_its_group_table_with_itself_highlighted(viewer: ServerProcess, tab: Tab):
     page = tab.page
     page.goto(viewer.url(f"/train/{STEP}/sample/5/"))
     page.locator("#rv-group-link").click()
-    page.wait_for_url(f"**/train/{STEP}/group/1/")
-    members = page.locator("#rv-group article.rv-member")
+    page.wait_for_url(f"**/train/{STEP}/group/1/?from=5")
+    members = page.locator("#rv-members tbody.rv-member")
     expected = [i for i, r in enumerate(RECORDS) if r["group_index"] == 1]
     expect(members).to_have_count(len(expected))
     assert [int(m.get_attribute("data-position") or -1) for m in members.all()] == expected
-    for position in expected:
-        expect(page.locator(f'article[data-position="{position}"]')).to_contain_text(
-            f"response of sample {position}"
-        )
+    expect(page.locator("tbody.rv-member-from")).to_have_attribute("data-position", "5")
+    # The row you came from is open; the others open on a click, without script.
+    expect(page.locator("#rv-member-5 details")).to_contain_text("response of sample 5")
+    other = page.locator(f"#rv-member-{expected[0]} details")
+    expect(other.locator("section")).to_be_hidden()
+    other.locator("summary").click()
+    expect(other).to_contain_text(f"response of sample {expected[0]}")
     # From the group back to one of its samples.
-    page.locator(f'article[data-position="{expected[-1]}"] a.rv-member-link').click()
+    page.locator(f"#rv-member-{expected[-1]} a.rv-member-link").click()
     page.wait_for_url(f"**/sample/{expected[-1]}/")
     assert url_path(page).endswith(f"/train/{STEP}/sample/{expected[-1]}/")
     tab.assert_clean()

@@ -70,11 +70,14 @@ def test_stats_page_shows_counts_reward_lengths_and_groups(client, step):
     mean = sum(REWARDS) / len(REWARDS)
     assert stat(p, "samples") == str(len(REWARDS))
     assert stat(p, "reward-mean") == f"{mean:.4f}"
-    assert stat(p, "reward-max") == "1.0000" and stat(p, "reward-min") == "0.0000"
-    assert stat(p, "length-max") == f"{max(LENGTHS):.4f}"
-    assert stat(p, "truncation-rate") == f"{100 * STATUSES.count('truncated') / 8:.1f} %"
+    # Whole numbers as integers; a share's "%" held to its number by a no-break space.
+    assert stat(p, "reward-max") == "1" and stat(p, "reward-min") == "0"
+    assert stat(p, "length-max") == str(max(LENGTHS))
+    assert stat(p, "length-mean") == f"{sum(LENGTHS) / len(LENGTHS):.1f}"  # 118.8, from 100 up
+    share = STATUSES.count("truncated") / 8
+    assert stat(p, "truncation-rate") == f"{100 * share:.1f}\N{NO-BREAK SPACE}%"
     # Groups of two: (1,0) (1,1) (0,0) (0.5,1): two of four have equal rewards.
-    assert stat(p, "groups") == "4" and stat(p, "zero-signal") == "50.0 %"
+    assert stat(p, "groups") == "4" and stat(p, "zero-signal") == "50.0\N{NO-BREAK SPACE}%"
     statuses = dict(re.findall(r'<li data-status="(\w+)">.*?<span class="rv-num">(\d+)<', p.html))
     assert statuses == {s: str(STATUSES.count(s)) for s in set(STATUSES)}
     assert p.by_id["rv-json"]["href"] == f"{PREFIX}/api/jsonl/train/file/3.jsonl/stats"
@@ -135,7 +138,7 @@ def test_bad_ranges_are_a_clear_400(client, step):
     assert "range must look like" in data["message"]
 
 
-def test_group_page_shows_the_group_side_by_side_and_links_back(client, write_step):
+def test_group_page_lists_the_group_as_a_table_and_links_back(client, write_step):
     prompt = f"<|im_start|>user\nsame question {HOSTILE}<|im_end|>\n<|im_start|>assistant\n"
     lines = [
         sample(i, prompt=prompt, response=f"answer number {i}", reward=float(i == 1), group_index=7)
@@ -143,16 +146,16 @@ def test_group_page_shows_the_group_side_by_side_and_links_back(client, write_st
     ] + [sample(3, group_index=8)]
     write_step("train", 0, lines)
     p = page(client, "/train/0/group/7/")
-    members = re.findall(r'<article class="rv-member rv-card" data-position="(\d+)">', p.html)
+    members = re.findall(r'<tbody class="rv-member" id="rv-member-(\d+)"', p.html)
     assert members == ["0", "1", "2"]
     assert [f"answer number {i}" in p.html for i in range(4)] == [True, True, True, False]
     assert p.html.count('data-field="prompt"') == 1  # the shared prompt, once
     assert HOSTILE not in p.html and html.escape(HOSTILE) in p.html
     assert "rv-zero-signal" not in p.by_id  # rewards 0, 1, 0: a signal
-    shown = re.findall(r'data-field="reward">reward (\S+)</span>', p.html)
+    shown = re.findall(r'<td data-field="reward" class="">([^<]+)</td>', p.html)
     assert shown == ["0.0000", "1.0000", "0.0000"]
     sample_page = page(client, "/train/0/sample/1/")
-    assert sample_page.by_id["rv-group-link"]["href"] == f"{PREFIX}/train/0/group/7/"
+    assert sample_page.by_id["rv-group-link"]["href"] == f"{PREFIX}/train/0/group/7/?from=1"
     assert page(client, "/train/0/group/9/", status=404).text_of["rv-main"]
     data = get_json(client, "/api/jsonl/train/file/0.jsonl/group/7")
     assert [m["position"] for m in data["members"]] == [0, 1, 2] and data["mean"] == 1 / 3
@@ -325,5 +328,5 @@ def test_group_page_shows_an_object_reward_by_component(client, write_step):
     write_step("train", 0, [sample(0, reward={"acc": 1.0, "format": 0.5}, group_index=2),
                             sample(1, reward=None, group_index=2)])  # fmt: skip
     p = page(client, "/train/0/group/2/")
-    shown = re.findall(r'data-field="reward">reward ([^<]+)</span>', p.html)
+    shown = re.findall(r'<td data-field="reward" class="[^"]*">([^<]+)</td>', p.html)
     assert shown == ["acc 1.0000, format 0.5000", "null"]
