@@ -23,22 +23,38 @@ _NOISE = re.compile(r"\\left|\\right|\\!|\\,|\\;|\\:|\\ |\\displaystyle|\s+")
 _CLOSE = 1e-9  # relative tolerance for numbers that are equal but printed differently
 
 
-def extract_answer(text: object) -> str | None:
-    """The last `\\boxed{}` or `<answer></answer>` content of a response, stripped; None when
-    the response has neither (or is not a string)."""
+ANSWER_MAX_CHARS = 200  # an <answer> longer than this is reasoning that never closed
+
+
+def find_answer(text: object) -> tuple[str, str] | None:
+    """(the answer, where it came from: "boxed" or "answer"): the last `\\boxed{}` or
+    `<answer></answer>` of a response, whichever comes later (an answer block's own
+    `\\boxed{}` when it has one), stripped; None when there is none, or it is empty."""
     if not isinstance(text, str):
         return None
-    found: list[tuple[int, str]] = []
+    found: list[tuple[int, str, str]] = []
     for match in _BOXED.finditer(text):
         inner = _balanced(text, match.end())
         if inner is not None:
-            found.append((match.start(), inner))
+            found.append((match.start(), inner, "boxed"))
     tags = list(_ANSWER_TAG.finditer(text))
-    if tags:
-        found.append((tags[-1].start(), tags[-1].group(1)))
+    if tags and len(tags[-1].group(1)) <= ANSWER_MAX_CHARS * 4:
+        content = tags[-1].group(1)
+        boxed = extract_answer(content) if _BOXED.search(content) else None
+        found.append((tags[-1].start(), boxed if boxed is not None else content, "answer"))
     if not found:
         return None
-    return max(found)[1].strip()
+    _, answer, source = max(found)
+    answer = answer.strip()
+    if not answer or (source == "answer" and len(answer) > ANSWER_MAX_CHARS):
+        return None
+    return answer, source
+
+
+def extract_answer(text: object) -> str | None:
+    """The answer `find_answer` finds, without where it came from."""
+    found = find_answer(text)
+    return found[0] if found else None
 
 
 def _balanced(text: str, start: int) -> str | None:
@@ -81,7 +97,7 @@ def answers_match(answer: str | None, label: object) -> bool | None:
 
 
 def _normal(text: str) -> str:
-    text = text.strip().strip("$").strip()
+    text = text.strip().rstrip(".").strip().strip("$").strip()  # "$5$." is 5
     text = _TEXT.sub(r"\1", text)
     text = _NOISE.sub("", text)
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")

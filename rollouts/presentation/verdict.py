@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import asdict, dataclass
 from typing import Any, TypeGuard
 
+from .answers import answers_match, find_answer
 from .formatting import format_number
 
 # A continuous reward is placed on this many steps from worst (0) to best, over the scale.
 SCALE_STEPS = 5
 DEFAULT_SCALE = (0.0, 1.0)  # when the step's range is unknown or empty
 BAD_STATUSES = ("truncated", "aborted", "failed")
-ANSWER_MAX_CHARS = 200  # an "answer" longer than this is reasoning that never closed
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,39 +143,10 @@ def reward_scale(stats: dict[str, Any] | None) -> tuple[float, float] | None:
     return None
 
 
-# -- the answer and the label ------------------------------------------------------------------
-_ANSWER_RE = re.compile(r"<answer>(.*?)</answer>", re.DOTALL)
-_BOXED_RE = re.compile(r"\\(?:boxed|fbox)\s*\{")
-
-
+# -- the answer and the label (one reading of them: answers.py, which the group page uses too)
 def extract_answer(response: Any) -> Answer | None:
-    """The last ``<answer>`` block's content (its ``\\boxed{}`` if it has one), else the last
-    ``\\boxed{...}`` of the response (braces balanced)."""
-    if not isinstance(response, str):
-        return None
-    blocks = _ANSWER_RE.findall(response)
-    if blocks:
-        inner = last_boxed(blocks[-1])
-        text = (inner if inner is not None else blocks[-1]).strip()
-        if text and len(text) <= ANSWER_MAX_CHARS:
-            return Answer(text, "answer")
-    boxed = last_boxed(response)
-    if boxed is not None and boxed.strip():
-        return Answer(boxed.strip(), "boxed")
-    return None
-
-
-def last_boxed(text: str) -> str | None:
-    found: str | None = None
-    for match in _BOXED_RE.finditer(text):
-        depth, start = 1, match.end()
-        for index in range(start, min(len(text), start + ANSWER_MAX_CHARS * 4)):
-            char = text[index]
-            depth += (char == "{") - (char == "}")
-            if depth == 0:
-                found = text[start:index]
-                break
-    return found
+    found = find_answer(response)
+    return Answer(*found) if found else None
 
 
 def label_text(label: Any) -> str:
@@ -190,32 +160,8 @@ def label_text(label: Any) -> str:
     return json.dumps(label, ensure_ascii=False)
 
 
-_SPACING_RE = re.compile(r"\\[,;:! ]|\\(?:left|right|displaystyle)\b|\s+")
-_TEXT_RE = re.compile(r"\\(?:text|mathrm|textbf|mbox)\s*\{([^{}]*)\}")
-
-
-def normalize_answer(text: str) -> str:
-    """What two answers must share to agree: no spacing, dollars, ``\\text{}``, trailing dot,
-    thousands separators; ``dfrac`` as ``frac``; a number as its value (``42.0`` is ``42``)."""
-    boxed = last_boxed(text)
-    value = boxed if boxed is not None else text
-    value = _TEXT_RE.sub(r"\1", value)
-    value = (
-        _SPACING_RE.sub("", value).rstrip(".").strip("$").rstrip(".").replace("\\dfrac", "\\frac")
-    )
-    value = value.replace("\\tfrac", "\\frac").lower()
-    plain = value.replace(",", "")
-    try:
-        number = float(plain)
-    except ValueError:
-        return value
-    if math.isfinite(number) and number.is_integer():
-        return str(int(number))
-    return repr(number)
-
-
 def answers_agree(answer: str, label: str) -> bool:
-    return normalize_answer(answer) == normalize_answer(label)
+    return answers_match(answer, label) is True
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from django import template
 
-from rollouts.presentation.formatting import format_number
+from rollouts.presentation.formatting import format_number, format_share, format_stat
 
 register = template.Library()
 
@@ -22,5 +22,14 @@ def num(value: Any) -> str:
 
 @register.filter
 def pct(value: Any) -> str:
-    """A share as a percentage with one decimal; "–" for no value."""
-    return "–" if value is None else f"{100 * value:.1f} %"
+    """A share as "62.5 %" (one decimal, a no-break space: the "%" never wraps), or "–"."""
+    return "–" if value is None else format_share(value)
+
+
+share = register.filter("share", pct)
+
+
+@register.filter
+def stat(value: Any) -> str:
+    """`format_stat` (whole numbers as integers), or "–" for no value."""
+    return "–" if value is None else format_stat(value)

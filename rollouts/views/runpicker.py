@@ -37,7 +37,7 @@ def run_picker(request: HttpRequest) -> HttpResponse:
         present = [r for r in runs if SORTS[sort](r) is not None]
         present.sort(key=SORTS[sort], reverse=order == "desc")
         runs = present + [r for r in runs if SORTS[sort](r) is None]
-    # Until every reading is in, the page reloads itself every 2 s (a meta refresh: no script).
+    # Until every reading is in, runs.js reads the page again every 2 s and swaps in its rows.
     context: dict[str, Any] = {
         "runs": runs,
         "indexing": any("indexed" in run for run in runs),

@@ -17,7 +17,9 @@ from rollouts.presentation.answers import answers_match, extract_answer
         ("<answer>7</answer> and finally \\boxed{8}", "8"),  # whichever comes later
         ("\\boxed{3} ... <ANSWER>4</ANSWER>", "4"),
         ("\\boxed{a \\{b\\} c}", "a \\{b\\} c"),  # escaped braces are content
-        ("\\boxed{}", ""),  # an empty answer is an answer
+        ("\\boxed{}", None),  # an empty box says nothing
+        ("<answer>so \\boxed{5}</answer>", "5"),  # an answer block's own box
+        ("<answer>" + "x" * 900 + "</answer>", None),  # reasoning that never closed
         ("\\fbox{9}", "9"),
         ("\\boxed{unclosed", None),
         ("no final answer here", None),

@@ -95,7 +95,7 @@ def test_object_reward_is_one_chip_per_component_and_no_reward_no_chip():
     [
         ("so \\boxed{12} then \\boxed{\\frac{1}{2}}.", "\\frac{1}{2}", "boxed"),
         ("<think>maybe 3</think><answer> 42 </answer>", "42", "answer"),
-        ("<answer>the result is \\boxed{7}</answer> \\boxed{9}", "7", "answer"),
+        ("<answer>the result is \\boxed{7}</answer> \\boxed{9}", "9", "boxed"),  # the later
         ("\\boxed{unclosed", None, None),
         ("no answer at all", None, None),
         ("\\boxed{}", None, None),

@@ -296,5 +296,5 @@
     return { draw: draw };
   }
 
-  window.rvChart = { create: create, sparkline: sparkline, ema: ema, ticks: ticks };
+  window.rvChart = { create: create, sparkline: sparkline, ema: ema, ticks: ticks, svg: svg };
 })();

@@ -9,16 +9,11 @@
 (function () {
   "use strict";
 
-  var SVG = "http://www.w3.org/2000/svg";
   var W = 240, H = 72, PAD = 4; // the small chart's viewBox, px
   var finite = window.rv.finite; // shared.js
   var html = window.rv.element;
 
-  function svg(tag, attrs, parent) {
-    var node = document.createElementNS(SVG, tag);
-    Object.keys(attrs).forEach(function (name) { node.setAttribute(name, attrs[name]); });
-    return parent ? parent.appendChild(node) : node;
-  }
+  var svg = window.rvChart.svg; // chart.js
 
   // The lines of one panel on a shared scale, broken where a step has no value.
   function small(points, lines) {
