@@ -51,7 +51,12 @@ def test_trends_page_has_no_step_links(client, write_step):
     assert links == {"data-page": "trends", "data-trends-url": f"{PREFIX}/train/trends/"}
 
 
-def test_sample_carries_its_group_page(client, write_step):
+def test_sample_carries_its_group_page_and_the_skip_link_targets_it(client, write_step):
     write_step("train", 1, [sample(i) for i in range(4)])
     p = page(client, "/train/1/sample/3/")
     assert p.by_id["rv-sample"]["data-group-url"] == f"{PREFIX}/train/1/group/1/?from=3"
+    assert p.by_id["rv-skip"]["href"] == "#rv-sample"
+    assert p.text_of["rv-skip"] == "Skip to the sample"
+    stats = page(client, "/train/1/stats/")
+    assert stats.by_id["rv-skip"]["href"] == "#rv-main"
+    assert stats.text_of["rv-skip"] == "Skip to the main content"
