@@ -4,7 +4,7 @@
 //   to response_length). Such a change is held back until Enter, or until the focus leaves the
 //   list; Esc puts the applied choice back. A choice made with the mouse in the open list
 //   applies at once, as before.
-// - After viewer.js swaps <main> (rv:main), the focus goes back to the same control in the new
+// - After viewer.js swaps <main> (rv:main) or grown.js replaces its links, the focus goes back to the same control in the new
 //   <main> (by id, or by its section and class), else to <main> itself, never to <body>.
 // - The skip link (#rv-skip, first in <body>) moves the focus to its target without changing
 //   the URL's fragment (a fragment change would be a history entry viewer.js re-fetches).
@@ -106,9 +106,12 @@
     element.focus({ preventScroll: true });
   }
 
-  // After every rv:main listener (readable.js among them) has set the new <main> up.
-  document.addEventListener("rv:main", function () {
-    Promise.resolve().then(restoreFocus);
+  // After every rv:main listener (readable.js among them) has set the new <main> up; and after
+  // grown.js replaced the links of a growing step (rv:grown) in place.
+  ["rv:main", "rv:grown"].forEach(function (name) {
+    document.addEventListener(name, function () {
+      Promise.resolve().then(restoreFocus);
+    });
   });
 
   function restoreFocus() {
