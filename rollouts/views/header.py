@@ -11,7 +11,7 @@ from django.urls import reverse
 from ..conf import conf
 from ..links import app_url, step_entries, step_url
 from ..runs import current_run
-from ..store import Catalog
+from ..store import Catalog, StepFile
 
 
 def header_context(
@@ -42,4 +42,22 @@ def header_context(
         "trends_url": app_url(request, "trends", bucket=bucket),
         "samples_url": step_url(request, bucket, step) if step else None,
         "stats_url": app_url(request, "step-stats", bucket=bucket, step=step) if step else None,
+        **neighbour_steps(request, bucket, steps, step),
     }
+
+
+def neighbour_steps(
+    request: HttpRequest, bucket: str, steps: list[StepFile], step: str | None
+) -> dict[str, str | None]:
+    """The samples and statistics URLs of the steps before and after `step`, for the `[` and
+    `]` keys (keys.js); None at either end, and for a page of no step."""
+    names = [s.name for s in steps]
+    at = names.index(step) if step in names else None
+    links: dict[str, str | None] = {}
+    for side, offset in (("prev", -1), ("next", 1)):
+        other = names[at + offset] if at is not None and 0 <= at + offset < len(names) else None
+        links[f"{side}_step_url"] = step_url(request, bucket, other) if other else None
+        links[f"{side}_step_stats_url"] = (
+            app_url(request, "step-stats", bucket=bucket, step=other) if other else None
+        )
+    return links

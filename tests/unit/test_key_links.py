@@ -1,0 +1,62 @@
+"""The URLs the keyboard shortcuts go to, as the server renders them on the help dialog
+(#rv-keys) and the sample: the neighbouring steps in numeric order, none past either end, and
+every one under the mount prefix."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.cache import caches
+
+from tests.support.data import sample
+from tests.support.pages import PREFIX, page
+
+
+@pytest.fixture(autouse=True)
+def _app(settings, data_dir):
+    settings.ROLLOUTS_DATA_DIR = str(data_dir)
+    caches["rollouts"].clear()
+
+
+def key_links(path: str, client) -> dict[str, str]:
+    keys = page(client, path).by_id["rv-keys"]
+    return {name: value for name, value in keys.items() if name.startswith("data-")}
+
+
+def test_sample_page_names_the_neighbouring_steps_in_numeric_order(client, write_step):
+    for step in (10, 2, 9):
+        write_step("train", step, [sample(0), sample(1)])
+    assert key_links("/train/9/", client) == {
+        "data-page": "sample",
+        "data-trends-url": f"{PREFIX}/train/trends/",
+        "data-stats-url": f"{PREFIX}/train/9/stats/",
+        "data-prev-step-url": f"{PREFIX}/train/2/",
+        "data-prev-step-stats-url": f"{PREFIX}/train/2/stats/",
+        "data-next-step-url": f"{PREFIX}/train/10/",
+        "data-next-step-stats-url": f"{PREFIX}/train/10/stats/",
+    }
+
+
+def test_the_first_and_last_steps_have_no_step_beyond_them(client, write_step):
+    for step in (1, 2):
+        write_step("train", step, [sample(0)])
+    first, last = key_links("/train/1/", client), key_links("/train/2/stats/", client)
+    assert "data-prev-step-url" not in first and first["data-next-step-url"] == f"{PREFIX}/train/2/"
+    assert "data-next-step-url" not in last and last["data-page"] == "stats"
+    assert last["data-prev-step-stats-url"] == f"{PREFIX}/train/1/stats/"
+
+
+def test_trends_page_has_no_step_links(client, write_step):
+    write_step("train", 1, [sample(0)])
+    links = key_links("/train/trends/", client)
+    assert links == {"data-page": "trends", "data-trends-url": f"{PREFIX}/train/trends/"}
+
+
+def test_sample_carries_its_group_page_and_the_skip_link_targets_it(client, write_step):
+    write_step("train", 1, [sample(i) for i in range(4)])
+    p = page(client, "/train/1/sample/3/")
+    assert p.by_id["rv-sample"]["data-group-url"] == f"{PREFIX}/train/1/group/1/?from=3"
+    assert p.by_id["rv-skip"]["href"] == "#rv-sample"
+    assert p.text_of["rv-skip"] == "Skip to the sample"
+    stats = page(client, "/train/1/stats/")
+    assert stats.by_id["rv-skip"]["href"] == "#rv-main"
+    assert stats.text_of["rv-skip"] == "Skip to the main content"
