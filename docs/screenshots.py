@@ -28,9 +28,9 @@ OUT = REPO / "docs" / "screenshots"
 RUN = "/runs/steady-rise"
 PAGES = {
     "runs": "/",
-    "sample": f"{RUN}/train/40/sample/5/",
-    "group": f"{RUN}/train/40/group/1/?from=5",
-    "stats": f"{RUN}/train/40/stats/",
+    "sample": f"{RUN}/train/{{train}}/sample/0/",
+    "group": f"{RUN}/train/{{train}}/group/0/?from=0",
+    "stats": f"{RUN}/train/{{train}}/stats/",
     "trends": f"{RUN}/train/trends/",
     "error": f"{RUN}/train/999/",
 }
@@ -75,8 +75,16 @@ def main() -> int:
             browser = driver.chromium.launch(
                 executable_path=executable, headless=True, args=CHROMIUM_ARGS
             )
+            latest = {
+                bucket: max(
+                    int(f.stem)
+                    for f in (runs / "steady-rise" / "rollout_result" / bucket).glob("*.jsonl")
+                    if f.stem.isdigit()
+                )
+                for bucket in ("train", "eval")
+            }
             for name, path in PAGES.items():
-                shoot(browser, viewer.base_url, name, path)
+                shoot(browser, viewer.base_url, name, path.format(**latest))
             shoot(browser, trainer.base_url, "training", "/training/", select="rising")
             browser.close()
     for png in sorted(OUT.glob("*.png")):

@@ -20,10 +20,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 RUN = "/runs/steady-rise"
 PAGES = {
     "run picker": "/",
-    "sample": f"{RUN}/train/40/sample/0/",
-    "sample, eval": f"{RUN}/eval/40/sample/0/",
-    "group": f"{RUN}/train/40/group/0/",
-    "statistics": f"{RUN}/train/40/stats/",
+    "sample": f"{RUN}/train/{{train}}/sample/0/",
+    "sample, eval": f"{RUN}/eval/{{eval}}/sample/0/",
+    "group": f"{RUN}/train/{{train}}/group/0/",
+    "statistics": f"{RUN}/train/{{train}}/stats/",
     "trends": f"{RUN}/train/trends/",
     "unknown step": f"{RUN}/train/999/sample/0/",
 }
@@ -36,6 +36,14 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
         [sys.executable, "-m", "rollouts.demo", str(root), "--runs"], check=True, timeout=300
     )
     with run_visualize(root) as server:
+        server.latest = {  # type: ignore[attr-defined]
+            bucket: max(
+                int(f.stem)
+                for f in (root / "steady-rise" / "rollout_result" / bucket).glob("*.jsonl")
+                if f.stem.isdigit()
+            )
+            for bucket in ("train", "eval")
+        }
         yield server
 
 
@@ -66,7 +74,7 @@ def check(browser: Browser, url: str, theme: Literal["light", "dark"]) -> list[s
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("name", PAGES)
 def test_no_serious_accessibility_violation(browser, demo, name, theme):
-    assert check(browser, demo.url(PAGES[name]), theme) == []
+    assert check(browser, demo.url(PAGES[name].format(**demo.latest)), theme) == []
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
