@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import FloatRect, Page, expect
 
-from tests.support.browser import Tab, write_step_file
+from tests.support.browser import Tab, mark_document, same_document, write_step_file
 from tests.support.servers import ServerProcess, run_visualize
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
@@ -217,3 +217,23 @@ def test_another_run_is_overlaid_step_by_step(runs, tab: Tab):
     page.reload()  # the overlay is in the URL
     expect(chart).to_have_attribute("data-runs", "2")
     tab.assert_clean()
+
+
+def test_the_run_picker_fills_in_without_reloading(tab: Tab, tmp_path: Path):
+    for run in ("one", "two", "three"):
+        for step in range(300):  # enough steps that the first answer comes before the readings
+            write_step_file(tmp_path / run / "rollout_result", "train", step,
+                            [record("alpha", step % 6, i) for i in range(2)])  # fmt: skip
+    with run_visualize(tmp_path) as server:
+        page = tab.page
+        page.goto(server.url("/"))
+        table = page.locator("#rv-runs")
+        expect(table).to_have_attribute("data-indexing", "")  # still indexing: rows say so
+        assert page.locator('meta[http-equiv="refresh"]').count() == 0
+        mark_document(page)
+        page.locator("a.rv-sort").first.focus()
+        expect(table).not_to_have_attribute("data-indexing", "", timeout=60_000)
+        expect(page.locator(".rv-run-reading")).to_have_count(3)  # every run's reading came in
+        assert same_document(page)  # swapped in place: no reload
+        assert page.evaluate("document.activeElement.classList.contains('rv-sort')")
+        tab.assert_clean()
