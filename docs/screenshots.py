@@ -11,7 +11,6 @@ on its offline "rising" preview: nothing is started), and drives Debian's chromi
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -22,18 +21,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.support.browser import CHROMIUM_ARGS, chromium_path  # noqa: E402
+from tests.support.demo_pages import page_urls, write_demo_runs  # noqa: E402
 from tests.support.servers import run_visualize  # noqa: E402
 
 OUT = REPO / "docs" / "screenshots"
-RUN = "/runs/steady-rise"
-PAGES = {
-    "runs": "/",
-    "sample": f"{RUN}/train/{{train}}/sample/0/",
-    "group": f"{RUN}/train/{{train}}/group/0/?from=0",
-    "stats": f"{RUN}/train/{{train}}/stats/",
-    "trends": f"{RUN}/train/trends/",
-    "error": f"{RUN}/train/999/",
-}
 WIDTHS = (1440, 800)
 THEMES = ("light", "dark")
 
@@ -62,7 +53,7 @@ def main() -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         runs = Path(tmp) / "runs"
-        subprocess.run([sys.executable, "-m", "rollouts.demo", str(runs), "--runs"], check=True)
+        latest = write_demo_runs(runs)
         spec = Path(tmp) / "train" / "demo-train.toml"
         spec.parent.mkdir()
         shutil.copy(REPO / "examples" / "demo-train.toml", spec)
@@ -75,16 +66,8 @@ def main() -> int:
             browser = driver.chromium.launch(
                 executable_path=executable, headless=True, args=CHROMIUM_ARGS
             )
-            latest = {
-                bucket: max(
-                    int(f.stem)
-                    for f in (runs / "steady-rise" / "rollout_result" / bucket).glob("*.jsonl")
-                    if f.stem.isdigit()
-                )
-                for bucket in ("train", "eval")
-            }
-            for name, path in PAGES.items():
-                shoot(browser, viewer.base_url, name, path.format(**latest))
+            for name, path in page_urls(latest).items():
+                shoot(browser, viewer.base_url, name, path)
             shoot(browser, trainer.base_url, "training", "/training/", select="rising")
             browser.close()
     for png in sorted(OUT.glob("*.png")):

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +36,18 @@ def data_dir(tmp_path: Path) -> Path:
     path = tmp_path / "data"
     path.mkdir(exist_ok=True)
     return path
+
+
+@pytest.fixture
+def hosted(settings, tmp_path: Path) -> Iterator[Path]:
+    """A copy of examples/demo-train.toml, hosted by the site (ROLLOUTS_TRAIN_SPEC) for anyone;
+    what it started is stopped afterwards."""
+    from rollouts.training.manager import forget_managers
+    from tests.support.servers import REPO_ROOT
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text((REPO_ROOT / "examples" / "demo-train.toml").read_text())
+    settings.ROLLOUTS_TRAIN_SPEC = str(spec)
+    settings.ROLLOUTS_TRAIN_ACCESS = "rollouts.access.allow_all"
+    yield spec
+    forget_managers()

@@ -4,7 +4,6 @@ those of `./run demo`'s data (three runs) and the Training page of the demo trai
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Literal
@@ -13,37 +12,18 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.support.a11y import axe_violations
+from tests.support.demo_pages import PAGES, page_urls, write_demo_runs
 from tests.support.servers import REPO_ROOT, ServerProcess, run_visualize
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
-
-RUN = "/runs/steady-rise"
-PAGES = {
-    "run picker": "/",
-    "sample": f"{RUN}/train/{{train}}/sample/0/",
-    "sample, eval": f"{RUN}/eval/{{eval}}/sample/0/",
-    "group": f"{RUN}/train/{{train}}/group/0/",
-    "statistics": f"{RUN}/train/{{train}}/stats/",
-    "trends": f"{RUN}/train/trends/",
-    "unknown step": f"{RUN}/train/999/sample/0/",
-}
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     root = tmp_path_factory.mktemp("demo") / "runs"
-    subprocess.run(
-        [sys.executable, "-m", "rollouts.demo", str(root), "--runs"], check=True, timeout=300
-    )
+    latest = write_demo_runs(root)
     with run_visualize(root) as server:
-        server.latest = {  # type: ignore[attr-defined]
-            bucket: max(
-                int(f.stem)
-                for f in (root / "steady-rise" / "rollout_result" / bucket).glob("*.jsonl")
-                if f.stem.isdigit()
-            )
-            for bucket in ("train", "eval")
-        }
+        server.pages = page_urls(latest)  # type: ignore[attr-defined]
         yield server
 
 
@@ -72,9 +52,9 @@ def check(browser: Browser, url: str, theme: Literal["light", "dark"]) -> list[s
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-@pytest.mark.parametrize("name", PAGES)
+@pytest.mark.parametrize("name", PAGES)  # one page of each type
 def test_no_serious_accessibility_violation(browser, demo, name, theme):
-    assert check(browser, demo.url(PAGES[name].format(**demo.latest)), theme) == []
+    assert check(browser, demo.url(demo.pages[name]), theme) == []
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])

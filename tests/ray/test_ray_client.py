@@ -6,23 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from rollouts.training.manager import forget_managers
 from tests.support.servers import REPO_ROOT, free_port
 
 pytestmark = pytest.mark.ray
 pytest.importorskip("ray.job_submission", reason="the ray extra (./run test installs it)")
 
 DEMO = REPO_ROOT / "examples" / "demo-train.toml"
-
-
-@pytest.fixture
-def hosted(settings, tmp_path):
-    spec = tmp_path / "spec.toml"
-    spec.write_text(DEMO.read_text())
-    settings.ROLLOUTS_TRAIN_SPEC = str(spec)
-    settings.ROLLOUTS_TRAIN_ACCESS = "rollouts.access.allow_all"
-    yield spec
-    forget_managers()
 
 
 def test_starting_on_an_unreachable_cluster_is_a_503_and_leaves_nothing(client, settings, hosted):

@@ -149,16 +149,6 @@ def test_train_on_ray_without_ray_installed_says_how_to_install_it(monkeypatch):
     assert "pip install 'relax-rollout-viewer[ray]'" in INSTALL_RAY
 
 
-@pytest.fixture
-def hosted(settings, tmp_path):
-    spec = tmp_path / "spec.toml"
-    spec.write_text(DEMO.read_text())
-    settings.ROLLOUTS_TRAIN_SPEC = str(spec)
-    settings.ROLLOUTS_TRAIN_ACCESS = "rollouts.access.allow_all"
-    yield spec
-    forget_managers()
-
-
 def test_bad_backend_settings_are_a_warning_and_a_503(client, settings, hosted):
     settings.ROLLOUTS_TRAIN_BACKEND = "ray"  # and no address anywhere
     warnings = [w for w in run_checks() if w.id == "rollouts.W008"]

@@ -1,0 +1,35 @@
+"""One page of each type on `./run demo`'s data (three runs), for the accessibility tests and
+docs/screenshots.py: the same pages are checked and shown."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+RUN = "/runs/steady-rise"
+PAGES = {
+    "runs": "/",
+    "sample": f"{RUN}/train/{{train}}/sample/0/",
+    "sample-eval": f"{RUN}/eval/{{eval}}/sample/0/",
+    "group": f"{RUN}/train/{{train}}/group/0/?from=0",
+    "stats": f"{RUN}/train/{{train}}/stats/",
+    "trends": f"{RUN}/train/trends/",
+    "error": f"{RUN}/train/999/sample/0/",
+}
+
+
+def write_demo_runs(root: Path) -> dict[str, int]:
+    """The demo runs under `root`; the latest train and eval step of the run the pages show."""
+    subprocess.run(
+        [sys.executable, "-m", "rollouts.demo", str(root), "--runs"], check=True, timeout=300
+    )
+    buckets = root / RUN.rsplit("/", 1)[1] / "rollout_result"
+    return {
+        bucket: max(int(f.stem) for f in (buckets / bucket).glob("*.jsonl") if f.stem.isdigit())
+        for bucket in ("train", "eval")
+    }
+
+
+def page_urls(latest: dict[str, int]) -> dict[str, str]:
+    return {name: path.format(**latest) for name, path in PAGES.items()}
