@@ -524,6 +524,9 @@ def test_base_path_banner_url_carries_the_prefix_and_serves_the_index(
     assert headers["content-type"].startswith("text/html")
 
 
+STYLESHEETS = ("viewer.css", "status.css")  # every page's; a page adds its own after them
+
+
 @pytest.mark.parametrize("strip", [False, True], ids=["prefix-forwarded", "prefix-stripped"])
 def test_base_path_index_links_and_stylesheet_carry_the_prefix_and_resolve(
     proxied: ServerProcess, demo_dir: Path, strip: bool
@@ -535,13 +538,15 @@ def test_base_path_index_links_and_stylesheet_carry_the_prefix_and_resolve(
         page = parse_links(body)
         steps = step_files(demo_dir / bucket)
         assert page.step_options == [f"{prefix}/{bucket}/{s.stem}/" for s in steps]
-        assert len(page.stylesheets) == 1
-        names = ["theme.js", "shared.js", "viewer.js", "grown.js", "live.js"]
+        assert page.stylesheets == [f"{prefix}/static/rollouts/{n}" for n in STYLESHEETS]
+        names = ["theme.js", "shared.js", "viewer.js", "grown.js", "live.js", "focus.js", "keys.js"]
+        names.append("readable.js")  # the sample page's own (reading mode)
         assert page.scripts == [f"{prefix}/static/rollouts/{name}" for name in names]
-        urls = [*page.links, *page.stylesheets, *page.scripts, *page.step_options]
+        links = [u for u in page.links if not u.startswith("#")]  # the skip link stays on the page
+        urls = [*links, *page.stylesheets, *page.scripts, *page.step_options]
         for href in urls:
             assert href.startswith(prefix + "/"), href
-        css_status, css_headers, css = request(proxied.url(page.stylesheets[0]))
+        css_status, css_headers, css = request(proxied.url(page.stylesheets[0]))  # viewer.css
         assert css_status == 200
         assert css_headers["content-type"].startswith("text/css")
         assert css == STYLESHEET.read_bytes()
