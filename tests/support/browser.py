@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -62,6 +63,7 @@ DEFAULT_POLL_MS = 3000  # a page's poll interval when the server is not told (ro
 # Servers of tests that wait for live updates poll this often (data-poll-ms): short, so the
 # tests are quick, and long enough that a loaded 2-core runner answers a poll well within it.
 FAST_POLL_MS = 200
+NAV_GRACE = 2.0  # s: a request aborted this soon after a navigation began was the old page's
 FAST_POLL_ENV = {"RELAX_POLL_MS": str(FAST_POLL_MS)}
 POLL_PATH = re.compile(r"/api/jsonl/[^/]+/poll$")  # what live.js asks, under any prefix
 VIEWPORT: ViewportSize = {"width": 1280, "height": 900}
@@ -116,8 +118,8 @@ class Tab:
     dialogs: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # "404 URL" or "failed URL: reason"
-    navigations: int = 0  # documents the tab has asked for
-    _asked_during: dict[int, int] = field(default_factory=dict)  # id(request) -> navigations
+    navigated_at: float = -1e9  # time.monotonic() of the last document the tab asked for
+    _asked_at: dict[int, float] = field(default_factory=dict)  # id(request) -> when
 
     @classmethod
     def attach(cls, page: Page) -> Tab:
@@ -144,14 +146,19 @@ class Tab:
 
     def _on_request(self, request: Request) -> None:
         self.requests.append(request.url)
+        now = time.monotonic()
         if request.is_navigation_request() and request.frame == self.page.main_frame:
-            self.navigations += 1
-        self._asked_during[id(request)] = self.navigations
+            self.navigated_at = now
+        self._asked_at[id(request)] = now
 
     def _on_request_failed(self, request: Request) -> None:
-        asked = self._asked_during.get(id(request), self.navigations)
-        if request.failure == "net::ERR_ABORTED" and asked < self.navigations:
-            return  # the old document's poll, cancelled by leaving it: what browsers do
+        """A request cancelled because the tab left its document (a poll or a prefetch asked
+        before the navigation, or in the moment before the old page went) is what browsers do
+        on every navigation, not a failure; anything else is."""
+        asked = self._asked_at.get(id(request), time.monotonic())
+        leaving = self.navigated_at >= asked or time.monotonic() - self.navigated_at < NAV_GRACE
+        if request.failure == "net::ERR_ABORTED" and leaving:
+            return
         self.failed.append(f"failed {request.url}: {request.failure}")
 
     def problems(self) -> list[str]:
@@ -169,7 +176,8 @@ class Tab:
 
     def assert_clean(self) -> None:
         """No console error, page error, dialog, or failed request since the tab opened."""
-        assert self.problems() == []
+        problems = self.problems()
+        assert not problems, problems
 
 
 @pytest.fixture(name="tab")
