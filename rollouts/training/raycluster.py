@@ -20,6 +20,9 @@ TERMINAL = ("STOPPED", "SUCCEEDED", "FAILED")
 LAST_ERROR = re.compile(r"^\s*[\w.]*(?:Error|Exception): (.+?)\.?\s*$")
 STATUS_PREFIX = re.compile(r"^Request failed with status code \d+: ")
 MAX_MESSAGE = 300
+# An absolute path inside a message (a traceback's file, a working_dir Ray could not use): the
+# cluster's directories are not shown, its last part is.
+ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])/(?:[^\s'\"/:]+/)+([^\s'\"/:]*)")
 
 
 class Rejected(JobError):
@@ -32,7 +35,14 @@ def one_line(exc: BaseException) -> str:
     text = str(exc).strip()
     found = [m.group(1) for m in map(LAST_ERROR.match, text.splitlines()) if m]
     line = found[-1] if found else STATUS_PREFIX.sub("", text).splitlines()[0] if text else ""
-    line = line.strip().rstrip(".") or type(exc).__name__
+    return shown_line(line.strip().rstrip(".") or type(exc).__name__)
+
+
+def shown_line(text: str) -> str:
+    """The first line of a message from the cluster, its absolute paths cut to their last
+    part, at most MAX_MESSAGE characters."""
+    lines = text.strip().splitlines()
+    line = ABSOLUTE_PATH.sub(r"\1", lines[0] if lines else "")
     return line if len(line) <= MAX_MESSAGE else line[: MAX_MESSAGE - 1] + "…"
 
 
@@ -65,7 +75,7 @@ class Cluster:
 
     def _unreachable(self, exc: BaseException) -> BackendUnavailable:
         self._client = None  # made again on the next call
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = shown_line(str(exc)) or type(exc).__name__
         if "Failed to connect" in reason or "Max retries" in reason or "Connection" in reason:
             reason = "no answer from its dashboard"
         self.reachable, self.message = False, f"cluster unreachable at {self.shown}: {reason}"

@@ -19,7 +19,15 @@ from functools import partial
 from typing import Any
 
 from .job import CONTROL, BackendUnavailable, Job, JobError
-from .raycluster import TERMINAL, Cluster, Rejected, entrypoint_for, one_line, status_name
+from .raycluster import (
+    TERMINAL,
+    Cluster,
+    Rejected,
+    entrypoint_for,
+    one_line,
+    shown_line,
+    status_name,
+)
 from .snapshot import backend_part
 
 STATUS_EVERY = 0.5  # seconds between status reads
@@ -101,7 +109,7 @@ class RayJob(Job):
         if self._ray_status in TERMINAL:
             self.record["exit_code"] = info.driver_exit_code
             if self._ray_status == "FAILED" and info.message:
-                self.record["message"] = "Ray: " + info.message.strip().splitlines()[0][:300]
+                self.record["message"] = "Ray: " + shown_line(info.message)
         return info
 
     def _follow(self) -> None:

@@ -15,7 +15,7 @@ from django.core.management import CommandError, call_command
 
 from rollouts.training.backends import INSTALL_RAY, shown_address, with_backend
 from rollouts.training.manager import forget_managers
-from rollouts.training.raycluster import entrypoint_for, one_line
+from rollouts.training.raycluster import entrypoint_for, one_line, shown_line
 from rollouts.training.spec import SpecError
 from rollouts.training.specfile import load_spec, parse_spec
 from tests.support.servers import REPO_ROOT
@@ -120,6 +120,12 @@ def test_rays_error_text_is_cut_to_its_last_reason():
         "Job x does not exist"
     )
     assert len(one_line(RuntimeError("ValueError: " + "x" * 5000))) == 300
+    # no directory of the cluster's in a message (a path Ray could not use, a traceback's file)
+    said = one_line(RuntimeError("FileNotFoundError: No such file: '/srv/shared/runs/x/a.py'"))
+    assert said == "No such file: 'a.py'"
+    assert shown_line("cd: /data/p q/run: not found, see http://h:1/x") == (
+        "cd: p q/run: not found, see http://h:1/x"
+    )
     assert one_line(RuntimeError("")) == "RuntimeError"
 
 
