@@ -178,6 +178,9 @@ def sample_context(
         group_url = app_url(request, "group", bucket=bucket, step=step, group=group)
         context["group_url"] = f"{group_url}?from={position}"  # the group page marks this one
     context["choices"] = _choices(index, values, selection)
+    # The step's table at this sample's row, in the same order (keys.js `l`).
+    table_link = app_url(request, "step-table", bucket=bucket, step=step)
+    context["sample_table_url"] = table_link + query_suffix(selection, at=position)
     return context, HTTPStatus.OK
 
 
