@@ -18,6 +18,7 @@ from ..conf import conf
 from ..links import app_url, sample_url, step_url
 from ..presentation.render import compile_mask
 from ..presentation.sample import present_sample, sample_identity
+from ..presentation.tokens import token_view
 from ..presentation.verdict import reward_scale
 from ..query import query_suffix, selection_of
 from ..runs import get_catalog
@@ -33,6 +34,7 @@ from ..store import (
     rank_of,
     step_filename,
 )
+from ..tokenizer import load_tokenizer
 from .decorators import Redirect, api, page, render_sample_page
 from .header import header_context
 from .responses import JSON_TYPE, json_response, with_raw
@@ -172,6 +174,7 @@ def sample_context(
         position=position,
     )
     context["sample_json"] = line_as_json(decoded, record.data)
+    context["tokens"] = token_view(values, load_tokenizer(conf.TOKENIZER))
     group = values.get("group_index")
     if isinstance(group, int) and not isinstance(group, bool) and group >= 0:
         context["group_index"] = group
@@ -281,6 +284,8 @@ def _twin(request: HttpRequest, bucket: str, step: str, position: int | None) ->
         return json_response(data, status)
     data["info"] = [asdict(row) for row in presented.info]
     data["identity"] = context["identity"]
+    tokens = context.get("tokens")
+    data["tokens"] = tokens.as_json() if tokens is not None else None
     data["verdict"] = presented.verdict.as_json() if presented.verdict else None
     data["rendered"] = {
         s.name: asdict(s.rendered) for s in presented.texts if s.rendered is not None

@@ -100,6 +100,13 @@ class Command(BaseCommand):
             help="where per-step statistics are kept between runs ('off' for nowhere;"
             f" default: {DEFAULT_DIRECTORY_TEXT})",
         )
+        parser.add_argument(
+            "--tokenizer",
+            default=None,
+            metavar="PATH",
+            help="a local tokenizer.json: show token ids as text, coloured by log-prob"
+            " (the `tokens` extra; nothing is downloaded)",
+        )
         parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
         parser.add_argument("--threads", type=int, default=8, help="threads per process")
 
@@ -116,6 +123,7 @@ class Command(BaseCommand):
                 re.compile(mask)
             except re.error as exc:
                 raise CommandError(f"--mask-str is not a valid regular expression: {exc}") from None
+        self._check_tokenizer(options["tokenizer"])
         if options["tui"]:
             if data_dir is None:
                 # The terminal UI shows one run: the first (./run demo --tui opens a demo run).
@@ -192,6 +200,16 @@ class Command(BaseCommand):
                 " choose another directory"
             )
 
+    def _check_tokenizer(self, raw: str | None) -> None:
+        """A tokenizer that cannot be read stops here, with what to do, not on a page."""
+        if raw is None:
+            return
+        from rollouts.tokenizer import tokenizer_problem
+
+        problem = tokenizer_problem(Path(raw).expanduser())
+        if problem is not None:
+            raise CommandError(f"--tokenizer: {problem}")
+
     def _check_numbers(self, options: dict[str, Any]) -> None:
         if not 0 <= options["port"] <= 65535:
             raise CommandError("--port must be between 0 and 65535")
@@ -216,6 +234,8 @@ class Command(BaseCommand):
         settings.ROLLOUTS_DATA_DIRS = {name: str(path) for name, path in runs.items()}
         if options["mask_str"] is not None:
             settings.ROLLOUTS_MASK_STR = options["mask_str"]
+        if options["tokenizer"] is not None:
+            settings.ROLLOUTS_TOKENIZER = str(Path(options["tokenizer"]).expanduser().resolve())
         disk = options["disk_cache"]
         if disk is not None:
             settings.ROLLOUTS_DISK_CACHE = "" if disk == "off" else disk
