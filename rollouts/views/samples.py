@@ -18,7 +18,6 @@ from ..conf import conf
 from ..links import app_url, sample_url, step_url
 from ..presentation.render import compile_mask
 from ..presentation.sample import present_sample, sample_identity
-from ..presentation.tokens import token_view
 from ..presentation.verdict import reward_scale
 from ..query import query_suffix, selection_of
 from ..runs import get_catalog
@@ -34,10 +33,10 @@ from ..store import (
     rank_of,
     step_filename,
 )
-from ..tokenizer import load_tokenizer
 from .decorators import Redirect, api, page, render_sample_page
 from .header import header_context
 from .responses import JSON_TYPE, json_response, with_raw
+from .sample_extras import sample_extras
 
 # Steps up to this size get their columns before the first page (well under 0.1 s), so small
 # steps never show a provisional ordering; bigger ones show the first sample at once instead.
@@ -46,7 +45,7 @@ INLINE_COLUMNS_BYTES = 32 * 1024 * 1024
 TWIN_KEYS = (
     "data_dir", "bucket", "step", "filename", "records", "total", "columns_ready", "invalid",
     "partial_tail_bytes", "position", "rank", "line", "warnings", "neighbours", "error",
-    "error_line", "empty",
+    "error_line", "empty", "tokens",
 )  # fmt: skip
 
 
@@ -174,16 +173,13 @@ def sample_context(
         position=position,
     )
     context["sample_json"] = line_as_json(decoded, record.data)
-    context["tokens"] = token_view(values, load_tokenizer(conf.TOKENIZER))
     group = values.get("group_index")
     if isinstance(group, int) and not isinstance(group, bool) and group >= 0:
         context["group_index"] = group
         group_url = app_url(request, "group", bucket=bucket, step=step, group=group)
         context["group_url"] = f"{group_url}?from={position}"  # the group page marks this one
     context["choices"] = _choices(index, values, selection)
-    # The step's table at this sample's row, in the same order (keys.js `l`).
-    table_link = app_url(request, "step-table", bucket=bucket, step=step)
-    context["sample_table_url"] = table_link + query_suffix(selection, at=position)
+    context.update(sample_extras(request, bucket, step, position, selection, values))
     return context, HTTPStatus.OK
 
 
@@ -284,8 +280,6 @@ def _twin(request: HttpRequest, bucket: str, step: str, position: int | None) ->
         return json_response(data, status)
     data["info"] = [asdict(row) for row in presented.info]
     data["identity"] = context["identity"]
-    tokens = context.get("tokens")
-    data["tokens"] = tokens.as_json() if tokens is not None else None
     data["verdict"] = presented.verdict.as_json() if presented.verdict else None
     data["rendered"] = {
         s.name: asdict(s.rendered) for s in presented.texts if s.rendered is not None

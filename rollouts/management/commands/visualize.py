@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rollouts.conf import conf, normalize_base_path
 from rollouts.store import Catalog, runs_of
 from rollouts.store.diskcache import DEFAULT_DIRECTORY_TEXT, DiskCache
+from rollouts.tokenizer import tokenizer_problem
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as the Host header spells them
@@ -101,11 +102,7 @@ class Command(BaseCommand):
             f" default: {DEFAULT_DIRECTORY_TEXT})",
         )
         parser.add_argument(
-            "--tokenizer",
-            default=None,
-            metavar="PATH",
-            help="a local tokenizer.json: show token ids as text, coloured by log-prob"
-            " (the `tokens` extra; nothing is downloaded)",
+            "--tokenizer", metavar="PATH", help="a local tokenizer.json: tokens shown as text"
         )
         parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
         parser.add_argument("--threads", type=int, default=8, help="threads per process")
@@ -123,7 +120,9 @@ class Command(BaseCommand):
                 re.compile(mask)
             except re.error as exc:
                 raise CommandError(f"--mask-str is not a valid regular expression: {exc}") from None
-        self._check_tokenizer(options["tokenizer"])
+        tokenizer = options["tokenizer"]  # one that cannot be read stops here, not on a page
+        if tokenizer is not None and (why := tokenizer_problem(Path(tokenizer).expanduser())):
+            raise CommandError(f"--tokenizer: {why}")
         if options["tui"]:
             if data_dir is None:
                 # The terminal UI shows one run: the first (./run demo --tui opens a demo run).
@@ -199,16 +198,6 @@ class Command(BaseCommand):
                 f"--disk-cache {raw} is inside DATA_DIR, which the viewer never writes;"
                 " choose another directory"
             )
-
-    def _check_tokenizer(self, raw: str | None) -> None:
-        """A tokenizer that cannot be read stops here, with what to do, not on a page."""
-        if raw is None:
-            return
-        from rollouts.tokenizer import tokenizer_problem
-
-        problem = tokenizer_problem(Path(raw).expanduser())
-        if problem is not None:
-            raise CommandError(f"--tokenizer: {problem}")
 
     def _check_numbers(self, options: dict[str, Any]) -> None:
         if not 0 <= options["port"] <= 65535:
