@@ -223,7 +223,7 @@ class Command(BaseCommand):
         settings.ROLLOUTS_DATA_DIRS = {name: str(path) for name, path in runs.items()}
         if options["mask_str"] is not None:
             settings.ROLLOUTS_MASK_STR = options["mask_str"]
-        if options["tokenizer"] is not None:
+        if options.get("tokenizer") is not None:  # `train` applies these settings too, without it
             settings.ROLLOUTS_TOKENIZER = str(Path(options["tokenizer"]).expanduser().resolve())
         disk = options["disk_cache"]
         if disk is not None:
