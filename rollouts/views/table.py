@@ -127,6 +127,10 @@ def table_page(request: HttpRequest, bucket: str, step: str) -> HttpResponse:
     catalog = get_catalog(request)
     context = header_context(request, catalog, bucket, step)
     table = table_context(request, bucket, step)
+    # The step selector moves between tables here (sort and filters carry over, as elsewhere).
+    table_of = url_maker(request, "step-table", "step", bucket=bucket)
+    for entry in context["steps"]:
+        entry["url"] = table_of(entry["name"])
     context.update(
         {
             "page": "table",

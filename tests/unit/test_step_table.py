@@ -168,3 +168,10 @@ def test_bad_parameters_are_clear_400s(client, query):
 def test_a_missing_step_is_a_404_in_both(client):
     assert client.get(PREFIX + "/train/9/table/").status_code == 404
     assert client.get(PREFIX + "/api/jsonl/train/file/9.jsonl/table").status_code == 404
+
+
+def test_the_step_selector_on_the_table_moves_between_tables(client, write_step):
+    write_step("train", 2, [sample(0)])
+    p = page(client, "/train/1/table/")
+    options = re.findall(r'<option value="([^"]+)" data-step="(\d+)"', p.html)
+    assert options == [(PREFIX + "/train/1/table/", "1"), (PREFIX + "/train/2/table/", "2")]
