@@ -16,7 +16,7 @@ import heapq
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 IDS_KEY = "response_token_ids"
 LOGPROBS_KEY = "response_rollout_log_probs"
@@ -179,63 +179,86 @@ def token_view(values: Mapping[str, Any], tokenizer: Pieces | None = None) -> To
         mask = None
     if mask is not None and len(mask) != n:
         problems.append(f"{len(mask)} mask values for {n} tokens: tokens without one are counted")
-    tokens = [
-        Token(
-            position=p,
-            token_id=_token_id(ids[p]) if ids is not None else None,
-            logprob=_logprob(logprobs[p]) if p < len(logprobs) else None,
-            masked=mask is not None and p < len(mask) and not mask[p],
-        )
-        for p in range(n)
-    ]
-    bad = sum(1 for p in range(min(n, len(logprobs))) if tokens[p].logprob is None)
+    # Plain lists, one pass each: a response of 20,000 tokens costs a few ms, and Token objects
+    # are made only for what is listed (the lows, the tokens shown as text).
+    lps = _logprobs(logprobs[:n]) + [None] * (n - min(n, len(logprobs)))
+    kept = [True] * n if mask is None else [bool(m) for m in mask[:n]]
+    kept += [True] * (n - len(kept))
+    every = n == len(logprobs) and None not in lps and all(kept)  # the usual sample
+    counted = list(range(n)) if every else [p for p in range(n) if kept[p] and lps[p] is not None]
+    scores = [lp for lp in lps if lp is not None]
+    bad = min(n, len(logprobs)) - len(scores)
     if bad:
         problems.append(f"{bad} log-prob{'s are' if bad != 1 else ' is'} not a finite number")
-    counted = [t for t in tokens if t.counted]
-    mean = (
-        math.fsum(t.logprob for t in counted if t.logprob is not None) / len(counted)
-        if counted
-        else None
-    )
-    lows = heapq.nsmallest(LOWEST_LISTED, counted, key=lambda t: (t.logprob, t.position))
+    kept_lps = [lp or 0.0 for lp in lps] if every else [lps[p] or 0.0 for p in counted]
+    lowest = [p for _, p in heapq.nsmallest(LOWEST_LISTED, zip(kept_lps, counted, strict=True))]
+
+    def token(p: int) -> Token:
+        token_id = _token_id(ids[p]) if ids is not None else None
+        return Token(p, token_id, lps[p], not kept[p])
+
+    lows = [token(p) for p in lowest]
     view = TokenView(
         tokens=n,
         counted=len(counted),
-        masked=sum(1 for t in tokens if t.masked),
-        missing=sum(1 for t in tokens if t.logprob is None and not t.masked),
-        mean_logprob=mean,
-        low_count=sum(1 for t in counted if t.logprob is not None and t.logprob < LOW_LOGPROB),
+        masked=n - sum(kept),
+        missing=0 if every else sum(1 for p in range(n) if kept[p] and lps[p] is None),
+        mean_logprob=math.fsum(kept_lps) / len(kept_lps) if kept_lps else None,
+        low_count=sum(1 for lp in kept_lps if lp < LOW_LOGPROB),
         lows=lows,
         strip=[],
         tokens_per_cell=max(1, math.ceil(n / STRIP_CELLS)),
         has_mask=mask is not None,
         problems=problems,
     )
-    view.strip = _strip(tokens, view.tokens_per_cell)
+    view.strip = _strip(lps, None if every else kept, view.tokens_per_cell)
     if tokenizer is not None and ids is not None:
-        shown = tokens[:TEXT_TOKENS]
+        by_position = {t.position: t for t in lows}
+        shown = [by_position.get(p) or token(p) for p in range(min(n, TEXT_TOKENS))]
         wanted = {t.position: t for t in [*shown, *lows]}
         order = sorted(wanted)
-        for position, text in zip(
-            order, tokenizer.pieces([tokens[p].token_id for p in order]), strict=True
-        ):
+        pieces = tokenizer.pieces([wanted[p].token_id for p in order])
+        for position, text in zip(order, pieces, strict=True):
             wanted[position].text = text
         view.text = shown
     return view
 
 
-def _strip(tokens: Sequence[Token], per: int) -> list[StripCell]:
+def _strip(lps: Sequence[float | None], kept: Sequence[bool] | None, per: int) -> list[StripCell]:
+    """A bar per `per` tokens; `kept` None: every token is counted (a plain min per bar)."""
     cells = []
-    for index, start in enumerate(range(0, len(tokens), per)):
-        part = tokens[start : start + per]
-        scored = [t.logprob for t in part if t.counted and t.logprob is not None]
+    for index, start in enumerate(range(0, len(lps), per)):
+        end = min(start + per, len(lps))
+        if kept is None:
+            low = min(cast("list[float]", lps[start:end]))  # no None when kept is None
+            cells.append(StripCell(index, start, end, low, f"lp{bucket_of(low)}"))
+            continue
+        scored = [
+            lp
+            for lp, k in zip(lps[start:end], kept[start:end], strict=True)
+            if k and lp is not None
+        ]
         if scored:
             low = min(scored)
-            cells.append(StripCell(index, start, start + len(part), low, f"lp{bucket_of(low)}"))
+            cells.append(StripCell(index, start, end, low, f"lp{bucket_of(low)}"))
         else:
-            kind = "masked" if any(t.masked for t in part) else "missing"
-            cells.append(StripCell(index, start, start + len(part), None, kind))
+            kind = "missing" if all(kept[start:end]) else "masked"
+            cells.append(StripCell(index, start, end, None, kind))
     return cells
+
+
+def _logprobs(values: list[Any]) -> list[float | None]:
+    """Each value as a finite float, or None. The usual array (finite floats only) is checked
+    with C-speed builtins; anything else goes value by value."""
+    kinds = set(map(type, values))
+    if kinds <= {float, int}:
+        try:
+            finite = math.isfinite(math.fsum(values))  # NaN or an infinity makes it not finite
+        except (ValueError, OverflowError):  # inf - inf; an int too big for a float
+            finite = False
+        if finite:
+            return [float(v) for v in values] if int in kinds else list(values)
+    return [_logprob(v) for v in values]
 
 
 def _logprob(value: Any) -> float | None:

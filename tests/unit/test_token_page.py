@@ -115,3 +115,12 @@ def test_system_check_names_an_unusable_tokenizer(settings, tmp_path, tokenizer_
 def test_visualize_refuses_a_tokenizer_it_cannot_read(data_dir, tmp_path):
     with pytest.raises(CommandError, match=r"--tokenizer: .*nope\.json cannot be read"):
         call_command("visualize", str(data_dir), "--tokenizer", str(tmp_path / "nope.json"))
+
+
+def test_relax_tokenizer_sets_the_setting_of_the_standalone_site():
+    from relax_site.environment import read_environment
+
+    assert read_environment({}).tokenizer is None
+    assert (
+        read_environment({"RELAX_TOKENIZER": "/t/tokenizer.json"}).tokenizer == "/t/tokenizer.json"
+    )
