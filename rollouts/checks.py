@@ -12,6 +12,8 @@ One id per condition:
 - rollouts.W008  ROLLOUTS_TRAIN_SPEC cannot be read or is not a valid job spec (with the
                  backend settings over it)
 - rollouts.W009  the hosted spec runs on Ray and Ray is not installed
+- rollouts.W016  ROLLOUTS_TOKENIZER cannot be used (no `tokenizers` package, or a file it
+                 cannot read): token ids are then shown without their text
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from django.core.checks import Tags, Warning, register
 
 from .conf import DEFAULT_TRAIN_ACCESS, INTEGER_SETTINGS, access_problem, conf, parse_positive_int
 from .store.diskcache import DiskCache
+from .tokenizer import INSTALL_TOKENS, tokenizer_problem
 from .training.backends import INSTALL_RAY, ray_available, with_backend
 from .training.spec import SpecError
 from .training.specfile import load_spec
@@ -87,7 +90,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
                     id="rollouts.W005",
                 )
             )
-    return warnings + _access_warnings() + _training_warnings()
+    return warnings + _access_warnings() + _training_warnings() + _tokenizer_warnings()
 
 
 def _access_warnings() -> list[Warning]:
@@ -130,3 +133,17 @@ def _training_warnings() -> list[Warning]:
             )
         ]
     return []
+
+
+def _tokenizer_warnings() -> list[Warning]:
+    path = conf.TOKENIZER
+    problem = tokenizer_problem(path) if path is not None else None
+    if problem is None:
+        return []
+    return [
+        Warning(
+            f"ROLLOUTS_TOKENIZER: {problem}; token ids are shown without their text.",
+            hint=f"Point it at a local tokenizer.json; {INSTALL_TOKENS}.",
+            id="rollouts.W016",
+        )
+    ]

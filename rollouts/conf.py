@@ -176,5 +176,12 @@ class RolloutsSettings:
         """Processes decoding a bucket's steps for its trends (1: on the server's own thread)."""
         return _positive_int("ROLLOUTS_INDEX_PROCESSES", default_index_processes())
 
+    @property
+    def TOKENIZER(self) -> Path | None:
+        """A local tokenizer.json that shows token ids as text on the sample page (the `tokens`
+        extra); None: ids and log-probs only. Never downloaded."""
+        value = getattr(settings, "ROLLOUTS_TOKENIZER", None)
+        return Path(value).expanduser() if value else None
+
 
 conf = RolloutsSettings()

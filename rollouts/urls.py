@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import include, path, register_converter
 
-from .views import api, navigation, samples, stats, training, training_page, trends
+from .views import api, navigation, samples, stats, table, training, training_page, trends
 
 app_name = "rollouts"
 
@@ -36,6 +36,7 @@ data_dir_patterns = [
     path(f"{_step}/columns", api.api_columns, name="api-columns"),
     path(f"{_step}/stats", api.api_stats, name="api-stats"),
     path(f"{_step}/group/<int:group>", stats.api_group, name="api-group"),
+    path(f"{_step}/table", table.api_table, name="api-table"),
     path("api/jsonl/<str:bucket>/trends", trends.api_trends, name="api-trends"),
     path("api/jsonl/<str:bucket>/poll", trends.api_poll, name="api-poll"),
     path(_view, samples.api_view_step, name="api-view-step"),
@@ -46,6 +47,7 @@ data_dir_patterns = [
     path("<str:bucket>/trends/", trends.trends_page, name="trends"),
     path("<str:bucket>/<step:step>/stats/", stats.step_stats_page, name="step-stats"),
     path("<str:bucket>/<step:step>/group/<int:group>/", stats.group_page, name="group"),
+    path("<str:bucket>/<step:step>/table/", table.table_page, name="step-table"),
     path("<str:bucket>/<step:step>/", samples.step_page, name="step"),
     path("<str:bucket>/<step:step>/sample/<int:position>/", samples.sample_page, name="sample"),
     # Any other address in a bucket (a step or sample that is not a number): the viewer's page.

@@ -42,6 +42,7 @@ def header_context(
         "trends_url": app_url(request, "trends", bucket=bucket),
         "samples_url": step_url(request, bucket, step) if step else None,
         "stats_url": app_url(request, "step-stats", bucket=bucket, step=step) if step else None,
+        "table_url": app_url(request, "step-table", bucket=bucket, step=step) if step else None,
         **neighbour_steps(request, bucket, steps, step),
     }
 
@@ -59,5 +60,8 @@ def neighbour_steps(
         links[f"{side}_step_url"] = step_url(request, bucket, other) if other else None
         links[f"{side}_step_stats_url"] = (
             app_url(request, "step-stats", bucket=bucket, step=other) if other else None
+        )
+        links[f"{side}_step_table_url"] = (
+            app_url(request, "step-table", bucket=bucket, step=other) if other else None
         )
     return links

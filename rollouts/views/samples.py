@@ -36,6 +36,7 @@ from ..store import (
 from .decorators import Redirect, api, page, render_sample_page
 from .header import header_context
 from .responses import JSON_TYPE, json_response, with_raw
+from .sample_extras import sample_extras
 
 # Steps up to this size get their columns before the first page (well under 0.1 s), so small
 # steps never show a provisional ordering; bigger ones show the first sample at once instead.
@@ -44,7 +45,7 @@ INLINE_COLUMNS_BYTES = 32 * 1024 * 1024
 TWIN_KEYS = (
     "data_dir", "bucket", "step", "filename", "records", "total", "columns_ready", "invalid",
     "partial_tail_bytes", "position", "rank", "line", "warnings", "neighbours", "error",
-    "error_line", "empty",
+    "error_line", "empty", "tokens",
 )  # fmt: skip
 
 
@@ -178,6 +179,7 @@ def sample_context(
         group_url = app_url(request, "group", bucket=bucket, step=step, group=group)
         context["group_url"] = f"{group_url}?from={position}"  # the group page marks this one
     context["choices"] = _choices(index, values, selection)
+    context.update(sample_extras(request, bucket, step, position, selection, values))
     return context, HTTPStatus.OK
 
 

@@ -14,6 +14,7 @@ PAGES = {
     "sample-eval": f"{RUN}/eval/{{eval}}/sample/0/",
     "group": f"{RUN}/train/{{train}}/group/0/?from=0",
     "stats": f"{RUN}/train/{{train}}/stats/",
+    "table": f"{RUN}/train/{{train}}/table/?sort=reward&order=desc",
     "trends": f"{RUN}/train/trends/",
     "error": f"{RUN}/train/999/sample/0/",
 }

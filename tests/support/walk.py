@@ -42,6 +42,10 @@ ROUTES: dict[str, list[tuple[str, str]]] = {
     "api-columns": [("GET", API + "/columns"), ("GET", API + "/columns?names=nope")],
     "api-stats": [("GET", API + "/stats")],
     "api-group": [("GET", API + "/group/0"), ("GET", API + "/group/999")],
+    "api-table": [
+        ("GET", API + "/table?sort=response_length&status=completed&page=2&page_size=1&at=1"),
+        ("POST", API + "/table"),
+    ],
     "api-trends": [("GET", "/api/jsonl/train/trends"), ("GET", "/api/jsonl/train/trends?after=x")],
     "api-poll": [("GET", "/api/jsonl/train/poll?after=0&size=1&watch={f}&watch_size=1")],
     "api-view-step": [("GET", "/api/view/train/" + a) for a in STEP_ARGS],
@@ -50,6 +54,7 @@ ROUTES: dict[str, list[tuple[str, str]]] = {
     "trends": [("GET", "/train/trends/"), ("GET", "/nope/trends/")],
     "step-stats": [("GET", "/train/{s}/stats/")],
     "group": [("GET", "/train/{s}/group/0/"), ("GET", "/train/{s}/group/999/")],
+    "step-table": [("GET", "/train/{s}/table/?sort=reward&order=desc&page=99&at=2")],
     "step": [
         ("GET", "/train/" + a.replace("?", "/?") + ("" if "?" in a else "/")) for a in STEP_ARGS
     ]

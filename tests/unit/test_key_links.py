@@ -33,6 +33,9 @@ def test_sample_page_names_the_neighbouring_steps_in_numeric_order(client, write
         "data-prev-step-stats-url": f"{PREFIX}/train/2/stats/",
         "data-next-step-url": f"{PREFIX}/train/10/",
         "data-next-step-stats-url": f"{PREFIX}/train/10/stats/",
+        "data-table-url": f"{PREFIX}/train/9/table/",
+        "data-prev-step-table-url": f"{PREFIX}/train/2/table/",
+        "data-next-step-table-url": f"{PREFIX}/train/10/table/",
     }
 
 

@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rollouts.conf import conf, normalize_base_path
 from rollouts.store import Catalog, runs_of
 from rollouts.store.diskcache import DEFAULT_DIRECTORY_TEXT, DiskCache
+from rollouts.tokenizer import tokenizer_problem
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as the Host header spells them
@@ -100,6 +101,9 @@ class Command(BaseCommand):
             help="where per-step statistics are kept between runs ('off' for nowhere;"
             f" default: {DEFAULT_DIRECTORY_TEXT})",
         )
+        parser.add_argument(
+            "--tokenizer", metavar="PATH", help="a local tokenizer.json: tokens shown as text"
+        )
         parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
         parser.add_argument("--threads", type=int, default=8, help="threads per process")
 
@@ -116,6 +120,9 @@ class Command(BaseCommand):
                 re.compile(mask)
             except re.error as exc:
                 raise CommandError(f"--mask-str is not a valid regular expression: {exc}") from None
+        tokenizer = options["tokenizer"]  # one that cannot be read stops here, not on a page
+        if tokenizer is not None and (why := tokenizer_problem(Path(tokenizer).expanduser())):
+            raise CommandError(f"--tokenizer: {why}")
         if options["tui"]:
             if data_dir is None:
                 # The terminal UI shows one run: the first (./run demo --tui opens a demo run).
@@ -216,6 +223,8 @@ class Command(BaseCommand):
         settings.ROLLOUTS_DATA_DIRS = {name: str(path) for name, path in runs.items()}
         if options["mask_str"] is not None:
             settings.ROLLOUTS_MASK_STR = options["mask_str"]
+        if options.get("tokenizer") is not None:  # `train` applies these settings too, without it
+            settings.ROLLOUTS_TOKENIZER = str(Path(options["tokenizer"]).expanduser().resolve())
         disk = options["disk_cache"]
         if disk is not None:
             settings.ROLLOUTS_DISK_CACHE = "" if disk == "off" else disk

@@ -1,6 +1,7 @@
 // Relax Rollout Viewer: the keys that lead to other pages, and "?", the list of every key.
 //   [ / ]  previous / next step     s  the step's statistics     t  the bucket's trends
 //   g      the sample's group page  ?  the help dialog (#rv-keys, rendered by the server)
+//   l      the step as a table (table.js moves between its rows)
 // Moving between samples (arrows, j/k, Home/End) stays in viewer.js. Every URL comes from the
 // dialog's data-* attributes or the sample's (data-group-url), which the server renders, so the
 // keys work under any prefix. A key does nothing while the user types, or with Ctrl/Alt/Meta.
@@ -9,12 +10,15 @@
 
   // key -> what it opens, by page (data-page of the dialog: sample, stats, group, trends).
   var GOES = {
-    "[": { sample: "prevStep", stats: "prevStepStats" },
-    "]": { sample: "nextStep", stats: "nextStepStats" },
-    s: { sample: "stats", group: "stats" },
-    t: { sample: "trends", stats: "trends", group: "trends" },
+    "[": { sample: "prevStep", stats: "prevStepStats", table: "prevStepTable" },
+    "]": { sample: "nextStep", stats: "nextStepStats", table: "nextStepTable" },
+    s: { sample: "stats", group: "stats", table: "stats" },
+    t: { sample: "trends", stats: "trends", group: "trends", table: "trends" },
     g: { sample: "group" },
+    l: { sample: "table", stats: "table", group: "table" },
   };
+  // The step's table, at the shown sample's row (data-table-url of the sample, when it has one).
+  var TABLE_TARGETS = { prevStepTable: true, nextStepTable: true };
   var TEXT_INPUTS = /^(text|search|number|email|url|tel|password|date|datetime-local|month|time|week)$/;
 
   var opener = null; // the element that had the focus when the dialog opened
@@ -39,11 +43,19 @@
       var sample = document.getElementById("rv-sample");
       return (sample && sample.getAttribute("data-group-url")) || "";
     }
+    if (target === "table") {
+      var shown = document.getElementById("rv-sample");
+      var at = shown && shown.getAttribute("data-table-url");
+      if (at) return at;
+    }
     var url = keys.dataset[target + "Url"] || "";
-    if (url && (target === "prevStep" || target === "nextStep")) {
-      // As the step selector does: the sort and filters carry over; `i` is per step.
+    if (url && (target === "prevStep" || target === "nextStep" || TABLE_TARGETS[target])) {
+      // As the step selector does: the sort and filters carry over; `i`, the table's page and
+      // its marked row are per step.
       var params = new URLSearchParams(window.location.search);
       params.delete("i");
+      params.delete("page");
+      params.delete("at");
       var query = params.toString();
       if (query) url += "?" + query;
     }

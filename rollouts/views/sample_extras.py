@@ -1,0 +1,35 @@
+"""What the sample page shows beside the sample itself, for issue 16: its tokens with their
+log-probabilities, and the link to the step's table at its row. Kept out of `samples.py` so the
+sample page's context stays one readable function."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+
+from ..conf import conf
+from ..links import app_url
+from ..presentation.tokens import token_view
+from ..query import query_suffix
+from ..store import Selection
+from ..tokenizer import load_tokenizer
+
+
+def sample_extras(
+    request: HttpRequest,
+    bucket: str,
+    step: str,
+    position: int,
+    selection: Selection,
+    values: dict[str, Any],
+) -> dict[str, Any]:
+    """`token_view` for the page, `tokens` (its JSON, or None) for the twin, and
+    `sample_table_url`: the table in the same order, at this sample's row (keys.js `l`)."""
+    view = token_view(values, load_tokenizer(conf.TOKENIZER))
+    table = app_url(request, "step-table", bucket=bucket, step=step)
+    return {
+        "token_view": view,
+        "tokens": view.as_json() if view is not None else None,
+        "sample_table_url": table + query_suffix(selection, at=position),
+    }

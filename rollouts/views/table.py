@@ -1,0 +1,164 @@
+"""A step as a table (`/<bucket>/<step>/table/`) and its JSON twin (`api/jsonl/.../table`), built
+from one context: a page of rows of the step's ordering, sorted and filtered with the sample
+pages' own parameters (`sort`, `order`, `status`, `dataset`, `range`), plus `page`, `page_size`
+and `at` (a position: open the page that holds it, with its row marked)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.template.response import TemplateResponse
+
+from ..conf import conf
+from ..links import app_url, step_url, url_maker
+from ..presentation.table import (
+    COLUMNS,
+    ROWS_PER_PAGE,
+    next_order,
+    page_window,
+    sort_column,
+    table_row,
+)
+from ..query import int_param, query_suffix, selection_of
+from ..runs import get_catalog
+from ..store import rank_of, step_filename, step_name
+from ..store.previews import response_previews
+from .decorators import api, page
+from .header import header_context
+from .responses import json_response
+from .samples import _choices
+
+_NOWHERE = -1
+_MAX_POSITION = 2**62
+_MAX_PAGE = 10**9
+
+
+def table_context(request: HttpRequest, bucket: str, step: str) -> dict[str, Any]:
+    """The table as JSON-able data (the page adds its header and controls around it)."""
+    catalog = get_catalog(request)
+    selection = selection_of(request)
+    filename = step_filename(step)
+    index = catalog.open_step(bucket, filename)
+    columns = catalog.columns(index)
+    ordering = catalog.ordering(index, selection)
+    size = int_param(request, "page_size", ROWS_PER_PAGE, 1, conf.MAX_PAGE_SIZE)
+    wanted = int_param(request, "page", 1, 1, _MAX_PAGE)
+    at = int_param(request, "at", _NOWHERE, 0, _MAX_POSITION)
+    rank = rank_of(ordering, at) if at != _NOWHERE else None
+    if rank is not None and "page" not in request.GET:
+        wanted = rank // size + 1
+    start, stop, pages = page_window(len(ordering), wanted, size)
+    current = start // size + 1
+    shown = list(ordering[start:stop])
+    previews = response_previews(index, shown)
+    lengths = next((c.candidates for c in COLUMNS if c.key == "response_length"), ())
+    sample_url = url_maker(request, "sample", "position", bucket=bucket, step=step)
+    keep = query_suffix(selection)
+    base = app_url(request, "step-table", bucket=bucket, step=step)
+    json_base = app_url(request, "api-table", bucket=bucket, filename=filename)
+    extra = {"page_size": size} if size != ROWS_PER_PAGE else {}
+
+    def page_url(number: int, to: str = base) -> str:
+        return to + query_suffix(selection, page=number if number > 1 else "", **extra)
+
+    rows = []
+    for position in shown:
+        row = table_row(columns, position, index.lines[position], previews.get(position), lengths)
+        row["url"] = sample_url(position) + keep
+        row["is_at"] = position == at
+        rows.append(row)
+    header = []
+    for column in COLUMNS:
+        sort = sort_column(columns, column)
+        if sort == "position":  # file order has one direction (positions ascending)
+            sorted_as, chosen = ("asc" if selection.sort is None else None), selection.sorted_by("")
+        else:
+            sorted_as = selection.order if sort is not None and selection.sort == sort else None
+            order = next_order(selection.sort, selection.descending, sort or "", column.first_order)
+            chosen = selection.sorted_by(f"{sort}:{order}")
+        header.append(
+            {
+                "key": column.key,
+                "label": column.label,
+                "sort": sort,
+                "sorted": sorted_as,
+                "url": None if sort is None else base + query_suffix(chosen, **extra),
+            }
+        )
+    return {
+        "subdir": bucket,
+        "filename": filename,
+        "step": step_name(filename),
+        **selection.as_json(),
+        "conditions": selection.conditions(),
+        "records": len(index),
+        "total": len(ordering),
+        "page": current,
+        "pages": pages,
+        "page_size": size,
+        "first_rank": start + 1 if shown else 0,
+        "last_rank": stop,
+        "at": at if at != _NOWHERE else None,
+        "at_shown": rank is not None and start <= rank < stop,
+        "columns": header,
+        "rows": rows,
+        "invalid": index.invalid_lines(),
+        "urls": {
+            "page": page_url(current),
+            "json": page_url(current, json_base),
+            "first": page_url(1),
+            "prev": page_url(current - 1) if current > 1 else None,
+            "next": page_url(current + 1) if current < pages else None,
+            "last": page_url(pages),
+            "samples": step_url(request, bucket, step) + keep,
+        },
+        "page_links": [
+            {"page": n, "url": page_url(n) if n is not None else None}
+            for n in _page_numbers(current, pages)
+        ],
+        "choices": _choices(index, None, selection),
+        "query": selection,
+    }
+
+
+@page
+def table_page(request: HttpRequest, bucket: str, step: str) -> HttpResponse:
+    catalog = get_catalog(request)
+    context = header_context(request, catalog, bucket, step)
+    table = table_context(request, bucket, step)
+    # The step selector moves between tables here (sort and filters carry over, as elsewhere).
+    table_of = url_maker(request, "step-table", "step", bucket=bucket)
+    for entry in context["steps"]:
+        entry["url"] = table_of(entry["name"])
+    context.update(
+        {
+            "page": "table",
+            "table": table,
+            "query": table["query"],
+            "choices": table["choices"],
+            "json_url": table["urls"]["json"],
+            "default_page_size": ROWS_PER_PAGE,
+        }
+    )
+    return TemplateResponse(request, "rollouts/table.html", context)
+
+
+def _page_numbers(current: int, pages: int) -> list[int | None]:
+    """The page links shown: the first, the last, and two around the current (None: a gap)."""
+    near = {1, pages, *range(current - 2, current + 3)}
+    shown = sorted(n for n in near if 1 <= n <= pages)
+    numbers: list[int | None] = []
+    for n in shown:
+        if numbers and n - (numbers[-1] or 0) > 1:
+            numbers.append(None)
+        numbers.append(n)
+    return numbers
+
+
+@api("GET", "HEAD")
+def api_table(request: HttpRequest, bucket: str, filename: str) -> HttpResponseBase:
+    """The table page's rows and links as JSON."""
+    table = table_context(request, bucket, step_name(filename))
+    table.pop("query")
+    return json_response(table)
