@@ -46,6 +46,7 @@ class Environment:
     disk_cache: str | None = None  # None: the user's cache dir; "": off
     poll_ms: int | None = None
     index_processes: int | None = None
+    tensorboard: str | None = None  # None: found beside the data; "": off
     secret_key: str | None = None
     debug: bool = False
     static_root: str | None = None
@@ -83,6 +84,7 @@ def read_environment(environ: Mapping[str, str] | None = None) -> Environment:
         disk_cache=_disk_cache(env.get("RELAX_DISK_CACHE")),
         poll_ms=positive("RELAX_POLL_MS", "milliseconds", None, MIN_POLL_MS),
         index_processes=positive("RELAX_INDEX_PROCESSES", "processes", None),
+        tensorboard=_disk_cache(env.get("RELAX_TENSORBOARD")),  # the same "off" rule
         secret_key=text("RELAX_SECRET_KEY"),
         debug=_flag("RELAX_DEBUG", env.get("RELAX_DEBUG", "")),
         static_root=text("RELAX_STATIC_ROOT"),

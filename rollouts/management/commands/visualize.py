@@ -34,6 +34,19 @@ def _disk_cache_state(data_dirs: list[Path]) -> str:
     return f"kept on disk in {directory}"
 
 
+def _scalars_state(data_root: Path, run: str | None) -> str:
+    """What the banner says of a run's TensorBoard scalars: where, how many files (not read)."""
+    from rollouts.scalars import store_for
+    from rollouts.store.scalars import INSTALL_HINT, event_files, tensorboard_available
+
+    store, why = store_for(data_root, run)
+    if store is None:
+        return why
+    count = len(event_files(store.tb.root))
+    found = f"{count} event file{'s' if count != 1 else ''} in {store.tb.shown} ({store.tb.origin})"
+    return found if tensorboard_available() or not count else f"{found}; {INSTALL_HINT}"
+
+
 class Command(BaseCommand):
     help = (
         "Serve the Relax Rollout Viewer for DATA_DIR (a rollout_result/ dir or a dir of steps)."
@@ -100,6 +113,13 @@ class Command(BaseCommand):
             help="where per-step statistics are kept between runs ('off' for nowhere;"
             f" default: {DEFAULT_DIRECTORY_TEXT})",
         )
+        parser.add_argument(
+            "--tensorboard",
+            default=None,
+            metavar="DIR",
+            help="the run's TensorBoard event files, shown on the trends page ('off' for none;"
+            " default: tensorboard_log/ in DATA_DIR or beside its rollout_result/)",
+        )
         parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
         parser.add_argument("--threads", type=int, default=8, help="threads per process")
 
@@ -110,6 +130,7 @@ class Command(BaseCommand):
         self._check_numbers(options)
         for directory in dirs:
             self._check_disk_cache(directory, options["disk_cache"])
+        self._check_tensorboard(options["tensorboard"], runs)
         mask = options["mask_str"]
         if mask:
             try:
@@ -192,6 +213,21 @@ class Command(BaseCommand):
                 " choose another directory"
             )
 
+    def _check_tensorboard(self, raw: str | None, runs: dict[str, Path]) -> None:
+        """--tensorboard names one run's event files: a directory that is there."""
+        if raw is None or raw == "off":
+            return
+        if runs:
+            raise CommandError(
+                "--tensorboard names one run's directory; with several runs each finds its own"
+                " tensorboard_log/ (ROLLOUTS_TENSORBOARD takes a dict of run names)"
+            )
+        path = Path(raw).expanduser()
+        if not path.is_dir():
+            raise CommandError(f"--tensorboard {raw} is not a directory")
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise CommandError(f"--tensorboard {raw} is not readable")
+
     def _check_numbers(self, options: dict[str, Any]) -> None:
         if not 0 <= options["port"] <= 65535:
             raise CommandError("--port must be between 0 and 65535")
@@ -216,6 +252,9 @@ class Command(BaseCommand):
         settings.ROLLOUTS_DATA_DIRS = {name: str(path) for name, path in runs.items()}
         if options["mask_str"] is not None:
             settings.ROLLOUTS_MASK_STR = options["mask_str"]
+        board = options.get("tensorboard")
+        if board is not None:
+            settings.ROLLOUTS_TENSORBOARD = "" if board == "off" else str(Path(board).resolve())
         disk = options["disk_cache"]
         if disk is not None:
             settings.ROLLOUTS_DISK_CACHE = "" if disk == "off" else disk
@@ -263,6 +302,7 @@ class Command(BaseCommand):
             catalog = Catalog(directory)
             buckets = ", ".join(f"{b} ({len(catalog.steps(b))} steps)" for b in catalog.buckets())
             lines.append(f"  {name + ':':<7} {directory}  [{buckets}]")
+            lines.append(f"  scalars: {_scalars_state(catalog.root, name if runs else None)}")
         lines += [
             f"  open:   http://{shown_host}:{port}{base_path}/",
             f"  cache:  {options['cache_memory']} MB, {options['cache_entries']} step indexes;"
