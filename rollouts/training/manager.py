@@ -126,6 +126,7 @@ class Manager:
         if job is None:
             idle = job_part(None, "idle", None, self.backend())
             return assemble(self.spec, idle, Progress(), [], LogRing(), None, params)
+        job.tensorboard.feed(job.progress, final=not job.running)
         return assemble(
             self.spec,
             job_part(job.record, job.status(), job.wall_seconds(), self.backend()),
@@ -136,6 +137,7 @@ class Manager:
             params,
             end=job.record.get("ended_at"),
             start_ticks=int(job.record.get("start_timesteps") or 0),
+            tensorboard=job.tensorboard.source(),
         )
 
     def shutdown(self, timeout: float | None = None) -> None:
