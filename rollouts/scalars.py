@@ -8,6 +8,7 @@ to it, as `runs.py` does for catalogs.
 from __future__ import annotations
 
 import math
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,13 @@ from typing import Any
 from .conf import conf
 from .store.diskcache import DiskCache
 from .store.reading import update_rules
-from .store.scalars import ScalarStore, find_tensorboard
+from .store.scalars import (
+    INSTALL_HINT,
+    ScalarStore,
+    event_files,
+    find_tensorboard,
+    tensorboard_available,
+)
 from .store.scalars.discovery import TENSORBOARD_DIR_NAME
 
 PREFIX = "tb."  # a scalar's key among the trends' series: tb.train/kl_loss
@@ -168,3 +175,30 @@ def with_scalars_version(cursor: dict[str, int] | None, data_root: Path, run: st
         store.refresh()
         cursor = {**cursor, "scalars": store.version}
     return cursor
+
+
+def tensorboard_flag_problem(raw: str | None, runs: dict[str, Path]) -> str | None:
+    """Why `visualize --tensorboard DIR` cannot be used (a one-line error), or None."""
+    if raw is None or raw == "off":
+        return None
+    if runs:
+        return (
+            "--tensorboard names one run's directory; with several runs each finds its own"
+            " tensorboard_log/ (ROLLOUTS_TENSORBOARD takes a dict of run names)"
+        )
+    path = Path(raw).expanduser()
+    if not path.is_dir():
+        return f"--tensorboard {raw} is not a directory"
+    if not os.access(path, os.R_OK | os.X_OK):
+        return f"--tensorboard {raw} is not readable"
+    return None
+
+
+def scalars_state(data_root: Path, run: str | None) -> str:
+    """What the start-up banner says of a run's scalars: where, how many event files (unread)."""
+    store, why = store_for(data_root, run)
+    if store is None:
+        return why
+    count = len(event_files(store.tb.root))
+    found = f"{count} event file{'s' if count != 1 else ''} in {store.tb.shown} ({store.tb.origin})"
+    return found if tensorboard_available() or not count else f"{found}; {INSTALL_HINT}"

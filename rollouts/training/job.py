@@ -18,7 +18,6 @@ from typing import Any
 from ..control import atomic_write_json, read_ack, write_control
 from .output import STREAMS, JobOutput
 from .recovery import forced_stop_record, read_json
-from .scalars import TensorBoardSource
 from .snapshot import backend_part
 
 RECORD = "job.json"
@@ -49,8 +48,6 @@ class Job:
             self.output.progress,
             self.output.phases,
         )
-        # The spec's `[job] tensorboard` directory: a third progress source (`scalars.py`).
-        self.tensorboard = TensorBoardSource(spec, run_dir)
         self._lock = threading.Lock()
         self._done = threading.Event()  # the job's process is gone
         self._finished = threading.Event()  # ... and its output read

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rollouts.conf import conf, normalize_base_path
+from rollouts.scalars import scalars_state, tensorboard_flag_problem
 from rollouts.store import Catalog, runs_of
 from rollouts.store.diskcache import DEFAULT_DIRECTORY_TEXT, DiskCache
 
@@ -32,19 +33,6 @@ def _disk_cache_state(data_dirs: list[Path]) -> str:
     if why is not None:
         return f"not kept on disk: {directory} is refused, {why}"
     return f"kept on disk in {directory}"
-
-
-def _scalars_state(data_root: Path, run: str | None) -> str:
-    """What the banner says of a run's TensorBoard scalars: where, how many files (not read)."""
-    from rollouts.scalars import store_for
-    from rollouts.store.scalars import INSTALL_HINT, event_files, tensorboard_available
-
-    store, why = store_for(data_root, run)
-    if store is None:
-        return why
-    count = len(event_files(store.tb.root))
-    found = f"{count} event file{'s' if count != 1 else ''} in {store.tb.shown} ({store.tb.origin})"
-    return found if tensorboard_available() or not count else f"{found}; {INSTALL_HINT}"
 
 
 class Command(BaseCommand):
@@ -130,7 +118,9 @@ class Command(BaseCommand):
         self._check_numbers(options)
         for directory in dirs:
             self._check_disk_cache(directory, options["disk_cache"])
-        self._check_tensorboard(options["tensorboard"], runs)
+        problem = tensorboard_flag_problem(options["tensorboard"], runs)
+        if problem is not None:
+            raise CommandError(problem)
         mask = options["mask_str"]
         if mask:
             try:
@@ -213,21 +203,6 @@ class Command(BaseCommand):
                 " choose another directory"
             )
 
-    def _check_tensorboard(self, raw: str | None, runs: dict[str, Path]) -> None:
-        """--tensorboard names one run's event files: a directory that is there."""
-        if raw is None or raw == "off":
-            return
-        if runs:
-            raise CommandError(
-                "--tensorboard names one run's directory; with several runs each finds its own"
-                " tensorboard_log/ (ROLLOUTS_TENSORBOARD takes a dict of run names)"
-            )
-        path = Path(raw).expanduser()
-        if not path.is_dir():
-            raise CommandError(f"--tensorboard {raw} is not a directory")
-        if not os.access(path, os.R_OK | os.X_OK):
-            raise CommandError(f"--tensorboard {raw} is not readable")
-
     def _check_numbers(self, options: dict[str, Any]) -> None:
         if not 0 <= options["port"] <= 65535:
             raise CommandError("--port must be between 0 and 65535")
@@ -302,7 +277,7 @@ class Command(BaseCommand):
             catalog = Catalog(directory)
             buckets = ", ".join(f"{b} ({len(catalog.steps(b))} steps)" for b in catalog.buckets())
             lines.append(f"  {name + ':':<7} {directory}  [{buckets}]")
-            lines.append(f"  scalars: {_scalars_state(catalog.root, name if runs else None)}")
+            lines.append(f"  scalars: {scalars_state(catalog.root, name if runs else None)}")
         lines += [
             f"  open:   http://{shown_host}:{port}{base_path}/",
             f"  cache:  {options['cache_memory']} MB, {options['cache_entries']} step indexes;"

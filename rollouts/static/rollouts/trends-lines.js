@@ -20,6 +20,11 @@
     return "TensorBoard " + (kind.length > 3 ? kind.slice(3) + "/" : "(no prefix)");
   }
 
+  // The curve select's "all together" choice of a kind (none for scalars).
+  function allOptions(kind) {
+    return isScalarKind(kind) ? [] : [new Option(groupName(kind) + " (all together)", "all:" + kind)];
+  }
+
   function defaultSmoothing(count) {
     if (count < SMOOTH_FROM) return 0;
     return Math.min(SMOOTH_MAX, Math.round((1 - SMOOTH_FROM / count) * 20) / 20);
@@ -112,7 +117,8 @@
   }
 
   window.rvTrendsLines = {
-    GROUPS: GROUPS, groupName: groupName, isScalarKind: isScalarKind, defaultSmoothing: defaultSmoothing, statusClass: statusClass,
+    GROUPS: GROUPS, groupName: groupName, isScalarKind: isScalarKind, allOptions: allOptions,
+    defaultSmoothing: defaultSmoothing, statusClass: statusClass,
     wordOf: wordOf, gapReason: gapReason, gapOf: gapOf, lines: lines, overlayLines: overlayLines, panels: panels,
   };
 })();

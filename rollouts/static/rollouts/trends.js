@@ -2,7 +2,7 @@
 // chart-extras.js's tooltip and marks; what to draw: trends-lines.js), the grid of every curve
 // (trends-grid.js), other runs overlaid (trends-runs.js), the metric cards and the convergence
 // reading from the trends JSON (<main>'s data-trends-url), kept current from live.js's
-// "rv:poll" events: it never asks the poll endpoint itself.
+// "rv:poll" events: it never asks the poll endpoint itself. TensorBoard scalars: trends-scalars.js.
 // Text from the data reaches the page only through textContent, and nothing sets an inline
 // style (the CSP forbids it): looks are CSS classes in trends.css.
 (function () {
@@ -10,14 +10,14 @@
 
   var INDEX_RELOAD_MS = 700; // at most, between reloads while the server is still indexing
   var SMOOTHING_KEY = "rv-trends-smoothing";
-  var L = window.rvTrendsLines;
+  var L = window.rvTrendsLines, S = window.rvTrendsScalars;
   var SHARES = { truncation_rate: 1, zero_signal_share: 1, success_share: 1 };
 
   var main, chart; // <main>, and the rvChart drawing into #rv-trend-chart
   var pollMs = 3000; // the server's poll interval: init() reads it
   var state = {
     points: [], series: [], data: null, done: false, cursor: null, busy: false, timer: null,
-    choice: null, compare: "", smoothing: 0, optionsKey: "", smoothingChosen: false, keys: {},
+    choice: null, smoothing: 0, optionsKey: "", smoothingChosen: false, keys: {},
   };
 
   // -- small helpers ---------------------------------------------------------------------
@@ -119,7 +119,6 @@
   }
   function sameCursor(a, b) {
     if (!a || !b) return !a && !b;
-    // `scalars`: the version of the run's TensorBoard scalars, which grow between steps too.
     return a.after === b.after && a.size === b.size && (a.scalars || 0) === (b.scalars || 0);
   }
 
@@ -134,7 +133,6 @@
     bar.max = Math.max(data.total, 1);
     bar.value = data.indexed;
     renderFailed(data.failed);
-    renderScalarSource(data.scalars);
     var message = byId("rv-trends-empty");
     message.hidden = !empty;
     message.textContent = data.total === 0 || data.done
@@ -156,24 +154,6 @@
     list.replaceChildren.apply(list, failed.map(function (f) {
       return html("li", "", f.name + ": " + f.error);
     }));
-  }
-
-  // What the run's TensorBoard directory gave (issue 17): said only when there is one.
-  function renderScalarSource(source) {
-    var note = byId("rv-trends-scalars");
-    if (!note) return;
-    note.hidden = !(source && source.found);
-    if (note.hidden) return;
-    var tags = state.series.filter(function (s) { return L.isScalarKind(s.kind); }).length;
-    var files = source.files.length;
-    var text = "TensorBoard: " + tags + " scalar" + (tags === 1 ? "" : "s") + " from " +
-      source.directory + " (" + source.found_by + "; " + files + " event file" + (files === 1 ? "" : "s") + ")";
-    var broken = source.files.filter(function (f) { return f.error; });
-    if (broken.length) text += ". Not read to the end: " + broken.map(function (f) {
-      return f.name + ": " + f.error;
-    }).join("; ");
-    if (source.message) text += ". " + source.message;
-    note.textContent = text;
   }
 
   function renderCards(cards) {
@@ -221,39 +201,21 @@
     var key = state.series.map(function (s) { return s.key; }).join("\n");
     if (key !== state.optionsKey) { // rebuilt only when the series change: an open list stays
       state.optionsKey = key;
-      var groups = { metric: optgroup("Metrics") }, single = { metric: optgroup("Metrics") };
+      var groups = { metric: optgroup("Metrics") };
       state.series.forEach(function (s) {
         var name = L.groupName(s.kind), group = groups[s.kind];
         if (!group) { // every status (dataset, component) together first, then each alone
           group = groups[s.kind] = optgroup(name);
-          single[s.kind] = optgroup(name);
-          if (!L.isScalarKind(s.kind)) {
-            group.appendChild(new Option(name + " (all together)", "all:" + s.kind));
-          }
+          group.append.apply(group, L.allOptions(s.kind)); // none for scalars: one by one
         }
         group.appendChild(new Option(s.label, s.key));
-        single[s.kind].appendChild(new Option(s.label, s.key));
       });
-      fill(select, groups);
-      var other = byId("rv-series-with");
-      if (other) {
-        fill(other, single);
-        other.insertBefore(new Option("nothing else", ""), other.firstChild);
-      }
+      select.replaceChildren.apply(select, Object.keys(groups).map(function (kind) {
+        return groups[kind];
+      }).filter(function (g) { return g.children.length; }));
     }
     select.value = effectiveChoice() || "";
-    var compare = byId("rv-series-with");
-    if (compare) compare.value = compareKey() || "";
-  }
-  function fill(select, groups) {
-    select.replaceChildren.apply(select, Object.keys(groups).map(function (kind) {
-      return groups[kind];
-    }).filter(function (g) { return g.children.length; }));
-  }
-  // The second curve on the same step axis ("with"), when it is a series of its own.
-  function compareKey() {
-    var key = state.compare;
-    return key && key !== effectiveChoice() && available(key).length ? key : null;
+    S.render(state.data.scalars, state.series, effectiveChoice(), available, optgroup);
   }
   function optgroup(label) {
     var node = html("optgroup");
@@ -265,9 +227,7 @@
   // One run: the chosen series. Other runs checked: the chosen series once per run, by step.
   function renderChart() {
     var choice = effectiveChoice(), chosen = available(choice), target = byId("rv-trend-chart");
-    var compare = compareKey();
-    if (compare) chosen = chosen.concat(available(compare));
-    target.setAttribute("data-with", compare || "");
+    chosen = S.addWith(chosen, choice, available, target); // the "with" curve, if any
     var overlay = window.rvTrendsRuns.overlay({ points: state.points, stepUrl: state.data.step_url });
     target.setAttribute("data-series", choice || "");
     target.setAttribute("data-runs", overlay ? overlay.runs.length : 1);
@@ -284,13 +244,6 @@
     var url = new URL(window.location.href);
     url.searchParams.set("series", state.choice);
     history.replaceState(history.state, "", url); // a reload or a shared link keeps the curve
-    if (state.points.length) renderChart();
-  }
-  function chooseCompare(key) {
-    state.compare = key;
-    var url = new URL(window.location.href);
-    if (key) url.searchParams.set("with", key); else url.searchParams.delete("with");
-    history.replaceState(history.state, "", url);
     if (state.points.length) renderChart();
   }
   function pick(choice) { // a small chart of the grid: drawn large in the main chart
@@ -311,9 +264,7 @@
   function setupControls() {
     state.choice = new URLSearchParams(window.location.search).get("series") || "reward_mean";
     byId("rv-series").addEventListener("change", function (event) { choose(event.target.value); });
-    state.compare = new URLSearchParams(window.location.search).get("with") || "";
-    var other = byId("rv-series-with");
-    if (other) other.addEventListener("change", function (event) { chooseCompare(event.target.value); });
+    S.initWith(byId("rv-series-with"), function () { if (state.points.length) renderChart(); });
     var slider = byId("rv-smoothing");
     var stored = window.rv.storage.load(SMOOTHING_KEY, NaN);
     state.smoothingChosen = stored >= 0 && stored <= 0.99;
