@@ -154,7 +154,8 @@ def test_several_runs_each_find_their_own(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     write_run(runs / "calm", [0.01] * STEPS, extra_tag="perf/calm")
     write_run(runs / "wild", [0.01] * STEPS, extra_tag="perf/wild")
-    with run_visualize(runs / "calm" / "rollout_result", runs / "wild" / "rollout_result") as srv:
+    calm, wild = (str(runs / name / "rollout_result") for name in ("calm", "wild"))
+    with run_visualize(calm, wild) as srv:
         for name in ("calm", "wild"):
             status, body = get_json(srv.url(f"/runs/{name}/api/scalars"))
             assert status == 200
@@ -179,7 +180,7 @@ def test_a_kl_above_the_rule_is_named_with_its_number(tmp_path: Path) -> None:
         w.add_scalar("train/approx_kl", 0.01 if step < STEPS - 1 else 0.125, step)
         w.add_scalar("train/explained_variance", -0.5, step)
     w.close()
-    with run_visualize(save, "--tensorboard", str(board)) as srv:
+    with run_visualize(str(save), "--tensorboard", str(board)) as srv:
         reading = wait_for_trends(srv)["reading"]
         assert reading["reading"] == "kl too large"
         assert reading["numbers"]["approx_kl"] == 0.125

@@ -20,7 +20,7 @@ Scalar = tuple[str, int, float, float]  # tag, step, value, wall time
 
 
 def _parser() -> Callable[[bytes], Any]:
-    from tensorboard.compat.proto import event_pb2  # type: ignore[import-untyped]
+    from tensorboard.compat.proto import event_pb2
 
     return event_pb2.Event.FromString
 
@@ -28,7 +28,7 @@ def _parser() -> Callable[[bytes], Any]:
 def decode_scalars(records: Iterable[bytes]) -> Iterator[Scalar]:
     """Every scalar in the serialized events; records that are not events are skipped."""
     parse = _parser()
-    from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
+    from google.protobuf.message import DecodeError
 
     for record in records:
         try:

@@ -29,7 +29,7 @@ class RecordRead:
 
 
 def _crc() -> Callable[[bytes], int]:
-    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import (  # type: ignore[import-untyped]
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import (
         masked_crc32c,
     )
 
