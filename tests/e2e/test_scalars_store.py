@@ -145,6 +145,24 @@ def test_a_damaged_record_stops_the_read_with_a_message(board: Path) -> None:
     assert "/" not in str(files[path.name]["error"])  # no path in what pages show
 
 
+def test_many_records_of_one_length_are_checked_together(board: Path) -> None:
+    path = board / "events.out.tfevents.1.host"
+    frames = [record(scalar_event("train/loss", s, float(s), 1.0)) for s in range(10, 60)]
+    assert len({len(f) for f in frames}) == 1  # one length: checked side by side (numpy)
+    path.write_bytes(b"".join(frames))
+    whole = store_of(board)
+    whole.refresh()
+    assert [s for s, _ in values(whole, "train/loss")] == list(range(10, 60))
+    damaged = bytearray(b"".join(frames))
+    damaged[30 * len(frames[0]) + 20] ^= 0x01  # one bit of the 31st record's data
+    path.write_bytes(bytes(damaged))
+    store = store_of(board)
+    store.refresh()
+    assert [s for s, _ in values(store, "train/loss")] == list(range(10, 40))
+    error = store.files[path.name].error
+    assert error == f"a damaged record (checksum) at byte {30 * len(frames[0])}"
+
+
 def test_a_rewritten_file_is_read_again_from_the_start(board: Path) -> None:
     path = board / "events.out.tfevents.1.host"
     path.write_bytes(b"".join(record(scalar_event("a", s, 1.0)) for s in range(4)))

@@ -35,10 +35,11 @@ def decode_scalars(records: Iterable[bytes]) -> Iterator[Scalar]:
             event = parse(record)
         except DecodeError:
             continue  # a record of something else: TensorBoard skips it too
-        if not event.HasField("summary"):
+        values = event.summary.value  # empty for events of another kind
+        if not values:
             continue
-        step, wall = int(event.step), float(event.wall_time)
-        for value in event.summary.value:
+        step, wall = event.step, event.wall_time
+        for value in values:
             kind = value.WhichOneof("value")
             if kind == "simple_value":
                 yield value.tag, step, float(value.simple_value), wall

@@ -13,6 +13,8 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .checksums import bad_records
+
 HEADER = 12  # length + its crc
 FOOTER = 4  # the data's crc
 MAX_RECORD = 64 * 1024 * 1024  # bytes; a "length" beyond this is damage, not a record
@@ -29,55 +31,65 @@ class RecordRead:
 
 
 def _crc() -> Callable[[bytes], int]:
-    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import (
-        masked_crc32c,
-    )
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
 
     return masked_crc32c
 
 
 def read_records(fd: int, offset: int, size: int) -> RecordRead:
-    """The complete records between `offset` and `size` of the open file `fd`."""
-    crc = _crc()
+    """The complete records between `offset` and `size` of the open file `fd`, a chunk at a
+    time: each chunk's records are framed, then their data checksums checked together."""
     result = RecordRead(offset=offset)
-    buffer, base = b"", offset  # buffer holds the file's bytes from `base` on
-    position = offset
-    while position < size:
-        if len(buffer) - (position - base) < HEADER:
-            buffer, base = _more(fd, buffer, base, position, size)
-        at = position - base
-        if len(buffer) - at < HEADER:
-            break  # a header cut short: the writer is still writing it
-        header = buffer[at : at + 8]
-        (length,) = struct.unpack("<Q", header)
-        (header_crc,) = struct.unpack_from("<I", buffer, at + 8)
-        if crc(header) != header_crc or length > MAX_RECORD:
-            result.error = f"a damaged record header at byte {position}"
+    header_crcs: dict[bytes, int] = {}  # a writer's records have few distinct lengths
+    buffer, base = b"", offset  # the file's bytes from `base` on, not yet taken
+    while base + len(buffer) < size:
+        want = max(CHUNK, _pending(buffer) - len(buffer))
+        start = base + len(buffer)
+        chunk = os.pread(fd, min(want, size - start), start)
+        if not chunk:  # shorter than it was a moment ago: the next read sees why
             break
-        end = at + HEADER + length + FOOTER
-        if end > len(buffer):
-            buffer, base = _more(fd, buffer, base, position, size, HEADER + length + FOOTER)
-            at = position - base
-            end = at + HEADER + length + FOOTER
-            if end > len(buffer):
-                break  # the record's data is not all written yet
-        data = buffer[at + HEADER : at + HEADER + length]
-        (data_crc,) = struct.unpack_from("<I", buffer, at + HEADER + length)
-        if crc(data) != data_crc:
-            result.error = f"a damaged record (checksum) at byte {position}"
+        buffer += chunk
+        spans, used, error = _frame(buffer, header_crcs)
+        bad = bad_records(buffer, spans)
+        if bad is not None:  # the records before it are good; the read stops at it
+            at, _ = spans[bad]
+            spans, used, error = spans[:bad], at - HEADER, "a damaged record (checksum)"
+        result.records += [buffer[at : at + length] for at, length in spans]
+        base += used
+        buffer = buffer[used:]
+        if error is not None:
+            result.error = f"{error} at byte {base}"
             break
-        result.records.append(data)
-        position += HEADER + length + FOOTER
-    result.offset = position
+    result.offset = base
     return result
 
 
-def _more(
-    fd: int, buffer: bytes, base: int, position: int, size: int, need: int = 0
-) -> tuple[bytes, int]:
-    """The buffer from `position` on, with the next chunk (or `need` bytes) of the file."""
-    kept = buffer[position - base :]
-    wanted = max(CHUNK, need - len(kept))
-    start = position + len(kept)
-    chunk = os.pread(fd, min(wanted, max(0, size - start)), start) if start < size else b""
-    return kept + chunk, position
+def _pending(buffer: bytes) -> int:
+    """Bytes the first record in `buffer` needs in all (its header, when that is not whole)."""
+    if len(buffer) < HEADER:
+        return HEADER
+    (length,) = struct.unpack_from("<Q", buffer)
+    return HEADER + min(length, MAX_RECORD) + FOOTER
+
+
+def _frame(
+    buffer: bytes, header_crcs: dict[bytes, int]
+) -> tuple[list[tuple[int, int]], int, str | None]:
+    """(data offset, length) of every complete record in `buffer`, the bytes they take, and
+    the damage that stopped the framing (a header whose checksum does not match), if any."""
+    crc = _crc()
+    spans: list[tuple[int, int]] = []
+    at, end = 0, len(buffer)
+    while at + HEADER <= end:
+        header = buffer[at : at + 8]
+        expected = header_crcs.get(header)
+        if expected is None:
+            expected = header_crcs[header] = crc(header)
+        (length,) = struct.unpack_from("<Q", header)
+        if expected != struct.unpack_from("<I", buffer, at + 8)[0] or length > MAX_RECORD:
+            return spans, at, "a damaged record header"
+        if at + HEADER + length + FOOTER > end:
+            break  # not all written yet (or not all read: the next chunk brings it)
+        spans.append((at + HEADER, length))
+        at += HEADER + length + FOOTER
+    return spans, at, None

@@ -67,7 +67,7 @@ class ScalarStore:
                 rebuild |= restarted and state not in new
                 if changed and state not in new:
                     fresh.append(state)
-                if changed or state in new:
+                if changed:  # (a file just restored from the disk cache is not written back)
                     self._save(state, first=state in new)
             if rebuild:
                 self._merged = {}
@@ -86,6 +86,12 @@ class ScalarStore:
         for state in files:
             for tag, values in state.tags.items():
                 steps, numbers, walls = values.steps, values.values, values.walls
+                if tag not in self._merged:  # the first file with it: built at C speed
+                    # (within one file, a step logged twice keeps its later write)
+                    self._merged[tag] = dict(
+                        zip(steps, zip(numbers, walls, strict=True), strict=True)
+                    )
+                    continue
                 self._merge(zip([tag] * len(steps), steps, numbers, walls, strict=True))
 
     def _merge(self, scalars: Iterable[tuple[str, int, float, float]]) -> None:
