@@ -53,7 +53,8 @@ def test_each_logged_step_becomes_a_point_once_a_later_one_came(tmp_path: Path) 
     reading = convergence(points, "ep_rew_mean")
     assert reading["reading"] == "kl too large"
     assert reading["numbers"]["approx_kl"] == pytest.approx(0.09)
-    assert source.source() is not None and source.source()["directory"] == "tb"
+    found = source.source()
+    assert found is not None and found["directory"] == "tb" and found["found"]
 
 
 def test_stdout_keeps_its_ticks_and_nothing_is_named_nothing_is_read(tmp_path: Path) -> None:
