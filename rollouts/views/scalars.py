@@ -27,7 +27,8 @@ MAX_TAGS_PARAM = 1000  # tags one request may name
 @api("GET", "HEAD")
 def api_scalars(request: HttpRequest) -> HttpResponseBase:
     after = int_param(request, "after", -1, -1, STEP_MAX)
-    wanted = [t for t in request.GET.get("tags", "").split(",") if t.strip()][:MAX_TAGS_PARAM]
+    named = (t.strip() for t in request.GET.get("tags", "").split(","))
+    wanted = [t for t in named if t][:MAX_TAGS_PARAM]
     store, why = store_for(get_catalog(request).root, current_run(request))
     if store is None:
         return json_response({"source": absent_source(why), "tags": [], "series": {}})

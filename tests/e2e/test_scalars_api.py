@@ -102,7 +102,9 @@ def test_api_scalars_has_every_tag_and_its_points(server: ServerProcess) -> None
 
 
 def test_api_scalars_filters_tags_and_cuts_at_after(server: ServerProcess) -> None:
-    status, body = get_json(server.url("/api/scalars?tags=train/kl_loss,nope&after=3"))
+    status, spaced = get_json(server.url("/api/scalars?tags=perf/tokens_per_s%20,%20eval/score"))
+    assert [t["tag"] for t in spaced["tags"]] == ["eval/score", "perf/tokens_per_s"]
+    status, body = get_json(server.url("/api/scalars?tags=train/kl_loss,%20nope&after=3"))
     assert status == 200
     assert [t["tag"] for t in body["tags"]] == ["train/kl_loss"]
     assert list(body["series"]) == ["train/kl_loss"]
