@@ -35,7 +35,7 @@ class TagValues:
         self.walls.append(wall)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # compared by identity: its scalars can be many
 class EventFile:
     name: str  # relative to the TensorBoard directory
     path: Path

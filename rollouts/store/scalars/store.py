@@ -58,17 +58,20 @@ class ScalarStore:
             fresh: list[EventFile] = []
             new: list[EventFile] = []
             for name, path in found:
-                state = self.files.get(name)
-                if state is None or state.path != path:
-                    state = self.files[name] = EventFile(name, path)
+                known = self.files.get(name)
+                is_new = known is None or known.path != path
+                rebuild |= known is not None and is_new  # a link that now points elsewhere
+                state = known if known is not None and not is_new else EventFile(name, path)
+                if is_new:
+                    self.files[name] = state
                     self._restore(state)
                     new.append(state)
                 changed, restarted = state.refresh()
-                rebuild |= restarted and state not in new
-                if changed and state not in new:
+                rebuild |= restarted and not is_new
+                if changed and not is_new:
                     fresh.append(state)
                 if changed:  # (a file just restored from the disk cache is not written back)
-                    self._save(state, first=state in new)
+                    self._save(state, first=is_new)
             if rebuild:
                 self._merged = {}
                 self._merge_files(self.files.values())
@@ -76,6 +79,8 @@ class ScalarStore:
                 self._merge_files(new)
                 for state in fresh:
                     self._merge(state.fresh)
+            for state in self.files.values():
+                state.fresh = []  # merged: not kept twice
             changed_any = rebuild or bool(fresh) or any(s.tags for s in new)
             if changed_any:
                 self.version += 1
