@@ -47,6 +47,7 @@ class Environment:
     poll_ms: int | None = None
     index_processes: int | None = None
     tokenizer: str | None = None  # a local tokenizer.json (the `tokens` extra)
+    tensorboard: str | None = None  # None: found beside the data; "": off
     secret_key: str | None = None
     debug: bool = False
     static_root: str | None = None
@@ -85,6 +86,7 @@ def read_environment(environ: Mapping[str, str] | None = None) -> Environment:
         poll_ms=positive("RELAX_POLL_MS", "milliseconds", None, MIN_POLL_MS),
         index_processes=positive("RELAX_INDEX_PROCESSES", "processes", None),
         tokenizer=text("RELAX_TOKENIZER"),
+        tensorboard=_disk_cache(env.get("RELAX_TENSORBOARD")),  # the same "off" rule
         secret_key=text("RELAX_SECRET_KEY"),
         debug=_flag("RELAX_DEBUG", env.get("RELAX_DEBUG", "")),
         static_root=text("RELAX_STATIC_ROOT"),

@@ -12,6 +12,8 @@ RELAX_DISK_CACHE        directory of the per-step disk cache ("off": none; defau
 RELAX_POLL_MS           milliseconds between an open page's polls for new steps (default 3000)
 RELAX_INDEX_PROCESSES   processes that decode a bucket's steps for its trends (default: CPUs, <= 4)
 RELAX_TOKENIZER         a local tokenizer.json: token ids shown as text on the sample page
+RELAX_TENSORBOARD       directory of the run's TensorBoard event files ("off": none; default:
+                        tensorboard_log/ in the data directory or beside its rollout_result/)
 RELAX_SECRET_KEY        only needed for stable CSRF/signing across restarts (random otherwise)
 RELAX_DEBUG             "1" for Django's debug pages (never in production)
 
@@ -109,6 +111,8 @@ ROLLOUTS_DISK_CACHE = ENV.disk_cache
 ROLLOUTS_POLL_MS = ENV.poll_ms
 ROLLOUTS_INDEX_PROCESSES = ENV.index_processes
 ROLLOUTS_TOKENIZER = ENV.tokenizer
+# Unset: found in or beside the data directory; "off" (or ""): no TensorBoard scalars.
+ROLLOUTS_TENSORBOARD = ENV.tensorboard
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"

@@ -12,12 +12,17 @@ One id per condition:
 - rollouts.W008  ROLLOUTS_TRAIN_SPEC cannot be read or is not a valid job spec (with the
                  backend settings over it)
 - rollouts.W009  the hosted spec runs on Ray and Ray is not installed
+- rollouts.W010  TensorBoard event files are configured or found, and the tensorboard package
+                 is not installed (the viewer works without their scalars)
+- rollouts.W011  ROLLOUTS_TENSORBOARD names a directory that is not there, or is not a path,
+                 "off" or a dict of run names
 - rollouts.W016  ROLLOUTS_TOKENIZER cannot be used (no `tokenizers` package, or a file it
                  cannot read): token ids are then shown without their text
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -90,7 +95,13 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
                     id="rollouts.W005",
                 )
             )
-    return warnings + _access_warnings() + _training_warnings() + _tokenizer_warnings()
+    return (
+        warnings
+        + _access_warnings()
+        + _training_warnings()
+        + _tokenizer_warnings()
+        + _tensorboard_warnings()
+    )
 
 
 def _access_warnings() -> list[Warning]:
@@ -147,3 +158,52 @@ def _tokenizer_warnings() -> list[Warning]:
             id="rollouts.W016",
         )
     ]
+
+
+def _tensorboard_warnings() -> list[Warning]:
+    """The TensorBoard scalars (issue 17): a named directory that is missing, a package that is."""
+    from .scalars import OFF_VALUES, configured_dir
+    from .store.scalars import INSTALL_HINT, find_tensorboard, tensorboard_available
+
+    setting = conf.TENSORBOARD
+    if setting is not None and not isinstance(setting, str | Path | dict | bool):
+        return [
+            Warning(
+                f"ROLLOUTS_TENSORBOARD must be a directory, 'off' or a dict of run names to "
+                f"directories, got {setting!r}; no scalars are read.",
+                id="rollouts.W011",
+            )
+        ]
+    warnings: list[Warning] = []
+    named: list[tuple[str | None, Path]] = [(None, conf.DATA_DIR)] if conf.DATA_DIR else []
+    named += list(conf.DATA_DIRS.items())
+    found = False
+    for run, data_dir in named:
+        configured = configured_dir(run)
+        if configured is False or setting in OFF_VALUES:
+            continue
+        if isinstance(configured, Path) and not configured.expanduser().is_dir():
+            where = "" if run is None else f"[{run!r}]"
+            warnings.append(
+                Warning(
+                    f"ROLLOUTS_TENSORBOARD{where} {configured} is not a directory; no scalars "
+                    "are read for it.",
+                    id="rollouts.W011",
+                )
+            )
+            continue
+        try:
+            root = data_dir.resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue
+        named_dir = configured if isinstance(configured, Path) else None
+        found = found or find_tensorboard(root, named_dir) is not None
+    if found and not tensorboard_available():
+        warnings.append(
+            Warning(
+                f"TensorBoard event files are there but cannot be read. {INSTALL_HINT}",
+                hint="The viewer works without them; the trends show no scalars.",
+                id="rollouts.W010",
+            )
+        )
+    return warnings

@@ -183,5 +183,26 @@ class RolloutsSettings:
         value = getattr(settings, "ROLLOUTS_TOKENIZER", None)
         return Path(value).expanduser() if value else None
 
+    # -- TensorBoard scalars (issue 17) -----------------------------------------------------
+    @property
+    def TENSORBOARD(self) -> Any:
+        """The data directory's TensorBoard directory: unset (None) finds `tensorboard_log/` in
+        or beside it; a path names it (for ROLLOUTS_DATA_DIR; a dict names one per run of
+        ROLLOUTS_DATA_DIRS); "" or False: no scalars."""
+        return getattr(settings, "ROLLOUTS_TENSORBOARD", None)
+
+    @property
+    def KL_SCALARS(self) -> tuple[str, ...]:
+        """Scalar tags read as the policy's KL by the convergence reading (the first logged)."""
+        return tuple(getattr(settings, "ROLLOUTS_KL_SCALARS", DEFAULT_KL_SCALARS))
+
+    @property
+    def EXPLAINED_VARIANCE_SCALARS(self) -> tuple[str, ...]:
+        """Scalar tags read as the value function's explained variance (the first logged)."""
+        return tuple(getattr(settings, "ROLLOUTS_EXPLAINED_VARIANCE_SCALARS", DEFAULT_EV_SCALARS))
+
+
+DEFAULT_KL_SCALARS = ("train/kl_loss", "train/approx_kl")
+DEFAULT_EV_SCALARS = ("train/explained_variance",)
 
 conf = RolloutsSettings()

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.urls import include, path, register_converter
 
 from .views import api, navigation, samples, stats, table, training, training_page, trends
+from .views import scalars as scalar_views
 
 app_name = "rollouts"
 
@@ -41,6 +42,8 @@ data_dir_patterns = [
     path("api/jsonl/<str:bucket>/poll", trends.api_poll, name="api-poll"),
     path(_view, samples.api_view_step, name="api-view-step"),
     path(f"{_view}/sample/<int:position>", samples.api_view_sample, name="api-view-sample"),
+    # The run's TensorBoard scalars (issue 17).
+    path("api/scalars", scalar_views.api_scalars, name="api-scalars"),
     # Anything else under api/ answers in the API's own error shape, not an HTML 404 page.
     path("api/<path:rest>", api.api_not_found, name="api-not-found"),
     path("<str:bucket>/", navigation.bucket_page, name="bucket"),

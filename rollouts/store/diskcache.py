@@ -189,16 +189,17 @@ class DiskCache:
         return fd
 
     @staticmethod
-    def _name(path: Path) -> str:
-        return hashlib.sha1(os.fsencode(path), usedforsecurity=False).hexdigest() + ".msgpack"
+    def _name(path: Path, kind: str = "") -> str:
+        digest = hashlib.sha1(os.fsencode(path), usedforsecurity=False).hexdigest()
+        return f"{kind}-{digest}.msgpack" if kind else f"{digest}.msgpack"
 
-    def _read(self, path: Path) -> bytes | None:
+    def _read(self, path: Path, kind: str = "") -> bytes | None:
         directory = self._open_directory(create=False)
         if directory is None:
             return None
         try:
             flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-            fd = os.open(self._name(path), flags, dir_fd=directory)
+            fd = os.open(self._name(path, kind), flags, dir_fd=directory)
         except OSError:
             return None
         finally:
@@ -244,10 +245,21 @@ class DiskCache:
         except (ValueError, TypeError, OverflowError) as exc:  # e.g. a lone surrogate in a label
             logger.info("not keeping %s on disk: %s", path.name, exc)
             return
+        self._write(self._name(path), blob)
+
+    def load_blob(self, path: Path, kind: str) -> bytes | None:
+        """Another kind of entry kept for the file `path` (e.g. an event file's scalars), or
+        None; the caller checks what it holds against the file."""
+        return self._read(path, kind)
+
+    def save_blob(self, path: Path, kind: str, blob: bytes) -> None:
+        """Keep `blob` as the `kind` entry of `path`, under the same rules as a step's."""
+        self._write(self._name(path, kind), blob)
+
+    def _write(self, name: str, blob: bytes) -> None:
         directory = self._open_directory(create=True)
         if directory is None:
             return
-        name = self._name(path)
         tmp = f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC

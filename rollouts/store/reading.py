@@ -198,6 +198,38 @@ def _warnings(truncation: Sequence[float], zero_signal: Sequence[float], window:
     return warnings
 
 
+# The policy-update rules of the training front end (its document's order: KL first, then the
+# value function), shared by the training reading and the trends' TensorBoard scalars.
+KL_MAX = 0.05  # the latest KL above this: "kl too large"
+EV_MIN = 0.0  # the latest explained variance below this: "value not fitted"
+
+
+def update_rules(
+    result: dict[str, Any],
+    kl: float | None,
+    ev: float | None,
+    kl_name: str = "approx_kl",
+    ev_name: str = "explained_variance",
+) -> dict[str, Any]:
+    """The reading with the KL and value-function rules applied to the latest `kl` and `ev`
+    (None: not logged), each number and threshold returned. A reading still waiting or warming
+    up stays so: there is no trend to judge yet."""
+    result["thresholds"].update(kl_max=KL_MAX, explained_variance_min=EV_MIN)
+    if result["reading"] in ("waiting", "warming up"):
+        return result
+    result["numbers"].update(approx_kl=kl, explained_variance=ev)
+    if kl is not None and kl > KL_MAX:
+        result["reading"] = "kl too large"
+        result["why"] = (
+            f"the latest {kl_name} {kl:.4g} is above {KL_MAX}: the policy updates may be too"
+            " large (lower the learning rate or the clip range)"
+        )
+    elif ev is not None and ev < EV_MIN:
+        result["reading"] = "value not fitted"
+        result["why"] = f"the latest {ev_name} {ev:.3g} is below {EV_MIN:g}"
+    return result
+
+
 def series(points: Sequence[StepMetrics], key: str) -> list[float]:
     """One metric over the points, NaN where a step lacks it."""
     return [_number(p.metrics.get(key)) for p in points]

@@ -17,9 +17,9 @@ from ..store import reading as shared
 from ..store.cards import card as metric_card
 
 KL_KEY = "approx_kl"
-KL_MAX = 0.05
+KL_MAX = shared.KL_MAX
 EV_KEY = "explained_variance"
-EV_MIN = 0.0
+EV_MIN = shared.EV_MIN
 CARD_EXTRA = ("trend", "surprise", "threshold")
 
 
@@ -33,23 +33,10 @@ def latest(points: Sequence[Any], key: str) -> float | None:
 
 def convergence(points: Sequence[Any], main: str) -> dict[str, Any]:
     result = shared.reading(shared.series(points, main), falling_first=True)
-    result["thresholds"].update(kl_max=KL_MAX, explained_variance_min=EV_MIN, metric=main)
+    result["thresholds"]["metric"] = main
     if result["reading"] == "waiting":
         result["why"] = f"waiting for the first rollout: no point has {main} yet"
-    if result["reading"] in ("waiting", "warming up"):
-        return result
-    kl, ev = latest(points, KL_KEY), latest(points, EV_KEY)
-    result["numbers"].update(approx_kl=kl, explained_variance=ev)
-    if kl is not None and kl > KL_MAX:
-        result["reading"] = "kl too large"
-        result["why"] = (
-            f"the latest approx_kl {kl:.4g} is above {KL_MAX}: the policy updates may be too"
-            " large (lower the learning rate or the clip range)"
-        )
-    elif ev is not None and ev < EV_MIN:
-        result["reading"] = "value not fitted"
-        result["why"] = f"the latest explained_variance {ev:.3g} is below {EV_MIN:g}"
-    return result
+    return shared.update_rules(result, latest(points, KL_KEY), latest(points, EV_KEY))
 
 
 def cards(points: Sequence[Any], spec_metrics: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ from .local import LocalJob
 from .logring import LogRing
 from .progress import Progress
 from .recovery import resume_target
+from .scalars import TensorBoardSource
 from .snapshot import assemble, backend_part, job_part
 from .spec import Spec, fill, python
 from .specfile import load_spec
@@ -39,6 +40,7 @@ class Manager:
         self.job: Job | None = None
         self._lock = threading.Lock()
         self.launch_problem: str | None = None  # why the last start could not reach its backend
+        self._board: tuple[Job, TensorBoardSource] | None = None
         self.job = self._latest_job()
 
     def _latest_job(self) -> Job | None:
@@ -126,6 +128,8 @@ class Manager:
         if job is None:
             idle = job_part(None, "idle", None, self.backend())
             return assemble(self.spec, idle, Progress(), [], LogRing(), None, params)
+        board = self._tensorboard_of(job)
+        board.feed(job.progress, final=not job.running)
         return assemble(
             self.spec,
             job_part(job.record, job.status(), job.wall_seconds(), self.backend()),
@@ -136,7 +140,14 @@ class Manager:
             params,
             end=job.record.get("ended_at"),
             start_ticks=int(job.record.get("start_timesteps") or 0),
+            tensorboard=board.source(),
         )
+
+    def _tensorboard_of(self, job: Any) -> TensorBoardSource:
+        """The job's TensorBoard directory as a progress source (one per job, kept here)."""
+        if self._board is None or self._board[0] is not job:
+            self._board = (job, TensorBoardSource(self.spec, job.run_dir))
+        return self._board[1]
 
     def shutdown(self, timeout: float | None = None) -> None:
         """Stop the running job (gracefully, then by force after the grace) and wait for it."""

@@ -20,6 +20,9 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 MAX_POINTS = 5000
+# Which source's point a tick keeps when two give one: the progress JSON, then an SB3 table,
+# then the job's TensorBoard scalars (`training/scalars.py`, read after the fact).
+PRIORITY = {"json": 2, "table": 1, "tensorboard": 0}
 TABLE_BORDER = re.compile(r"^-{5,}\s*$")
 TABLE_ROW = re.compile(r"^\|\s*(\S.*?)\s*\|\s*(.*?)\s*\|\s*$")
 
@@ -29,7 +32,7 @@ class Point:
     seq: int  # the cursor: grows by one per point kept
     timesteps: int
     metrics: dict[str, float | None]
-    source: str  # "json" or "table"
+    source: str  # "json", "table" or "tensorboard"
 
     @property
     def step(self) -> int:  # what store.reading reads as the x of a point
@@ -137,14 +140,19 @@ class Progress:
     def _add(self, ticks: int, metrics: dict[str, float | None], source: str) -> None:
         last = self.points[-1] if self.points else None
         if last is not None and ticks <= last.timesteps:
-            if source == "json" and last.source == "table" and ticks == last.timesteps:
-                self.points.pop()  # the JSON point wins over the table at its tick
+            if ticks == last.timesteps and PRIORITY[source] > PRIORITY[last.source]:
+                self.points.pop()  # e.g. the JSON point wins over the table at its tick
             else:
                 # A table at a JSON point's tick, or an earlier tick again (a resume redoing
                 # steps): skipped, so no tick has two points.
                 return
         self.seq += 1
         self.points.append(Point(self.seq, ticks, metrics, source))
+
+    def add_point(self, ticks: int, metrics: dict[str, float | None], source: str) -> None:
+        """A point from another source than stdout (the job's TensorBoard scalars)."""
+        with self._lock:
+            self._add(ticks, metrics, source)
 
     def derived(self, compute: Callable[[list[Point]], T]) -> T:
         """`compute(every point)`, computed again only once a point has come since: a poll that

@@ -117,6 +117,7 @@ def assemble(
     end: float | None = None,
     preview: str | None = None,
     start_ticks: int = 0,
+    tensorboard: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     derived = progress.derived(
         lambda every: {
@@ -141,4 +142,6 @@ def assemble(
         "recovery": recovery(spec, run_dir, job["started_at"]),
         "links": {"samples": None, "trends": None, "stats": None},
         "preview": preview,
+        # The spec's TensorBoard directory, read as a third progress source (None: not named).
+        "tensorboard": tensorboard,
     }

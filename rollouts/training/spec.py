@@ -106,6 +106,7 @@ class Spec:
     checkpoints: str = "checkpoints"
     resume_file: str = "resume.json"
     episodes: str | None = None
+    tensorboard: str | None = None  # the job's TensorBoard directory, inside its run directory
     honours_control: bool = True
     grace_seconds: float = DEFAULT_GRACE
     resume_args: tuple[str, ...] = ()

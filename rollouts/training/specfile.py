@@ -68,6 +68,7 @@ def parse_spec(raw: dict[str, Any], spec_path: Path) -> Spec:
         checkpoints=_relative(job.get("checkpoints", "checkpoints"), "checkpoints"),
         resume_file=_relative(job.get("resume_file", "resume.json"), "resume_file"),
         episodes=_relative(job["episodes"], "episodes") if job.get("episodes") else None,
+        tensorboard=_relative(job["tensorboard"], "tensorboard") if "tensorboard" in job else None,
         honours_control=bool(job.get("control", True)),
         grace_seconds=float(grace),
         resume_args=tuple(resume_args),

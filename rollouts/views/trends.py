@@ -19,6 +19,7 @@ from ..conf import conf
 from ..links import app_url, step_entries, url_maker
 from ..query import int_param
 from ..runs import catalog_of, current_run, get_catalog, history_of
+from ..scalars import trend_scalars, with_scalars_version, with_update_rules
 from ..store import StoreError, dumps_strict
 from ..store.cards import cards
 from ..store.history import Point
@@ -102,8 +103,12 @@ def run_choices(request: HttpRequest, bucket: str) -> list[dict[str, Any]]:
 
 
 def trends_json(request: HttpRequest, bucket: str, after: int = -1) -> dict[str, Any]:
-    snapshot = history_of(get_catalog(request), bucket).snapshot(DISK_BUDGET_S)
+    catalog = get_catalog(request)
+    snapshot = history_of(catalog, bucket).snapshot(DISK_BUDGET_S)
     points = snapshot.points
+    # The run's TensorBoard scalars (issue 17): `tb.<tag>` series on the steps that logged them.
+    run = current_run(request)
+    scalars = trend_scalars(catalog.root, run, [p.step for p in points])
     keys: dict[str, None] = {}
     for point in points:
         keys.update(dict.fromkeys(point.metrics))
@@ -116,20 +121,26 @@ def trends_json(request: HttpRequest, bucket: str, after: int = -1) -> dict[str,
         "failed": [{"name": name, "error": error} for name, error in snapshot.failed.items()],
         "after": after,
         "step_url": url_maker(request, "step", "step", bucket=bucket)("{step}"),
-        "series": curves(keys),
-        "points": [_point_json(p, statuses) for p in points if p.step > after],
+        "series": curves(keys) + scalars.series,
+        "points": [_point_json(p, statuses, scalars.at(p.step)) for p in points if p.step > after],
         "cards": cards(points),
-        "reading": convergence(points),
-        "cursor": cursor_of(points),
+        "reading": with_update_rules(convergence(points), scalars),
+        "cursor": with_scalars_version(cursor_of(points), catalog.root, run),
         "runs": run_choices(request, bucket),
+        "scalars": scalars.source,
     }
 
 
-def _point_json(point: Point, statuses: list[str]) -> dict[str, Any]:
-    """A point; a status the bucket has but this step lacks is a 0 % share, not a gap."""
+def _point_json(
+    point: Point, statuses: list[str], extra: dict[str, float | None] | None = None
+) -> dict[str, Any]:
+    """A point; a status the bucket has but this step lacks is a 0 % share, not a gap.
+    `extra`: the step's TensorBoard scalars (`tb.<tag>`)."""
     metrics = point.metrics
     if metrics.get("samples"):
         metrics = {**dict.fromkeys(statuses, 0.0), **metrics}
+    if extra:
+        metrics = {**metrics, **extra}
     return {
         "step": point.step,
         "name": point.name,
@@ -156,7 +167,7 @@ def api_poll(request: HttpRequest, bucket: str) -> HttpResponseBase:
         "total": len(steps),
         "changed": bool(changed),
         "steps": step_entries(request, bucket, changed[:POLL_STEPS_MAX]),
-        "cursor": cursor_of(steps),
+        "cursor": with_scalars_version(cursor_of(steps), catalog.root, current_run(request)),
         "watched": None,
     }
     watch = request.GET.get("watch")

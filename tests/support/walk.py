@@ -60,6 +60,12 @@ ROUTES: dict[str, list[tuple[str, str]]] = {
     ]
     + [("POST", "/train/{s}/")],
     "sample": [("GET", f"/train/{{s}}/sample/{p}/") for p in (0, 1, 2, 3, 999)],
+    "api-scalars": [
+        ("GET", "/api/scalars"),
+        ("GET", "/api/scalars?tags=a,b&after=1"),
+        ("GET", "/api/scalars?after=x"),
+        ("POST", "/api/scalars"),
+    ],
     "api-not-found": [("GET", "/api/nothing/here"), ("POST", "/api/jsonl/x")],
     "not-found": [("GET", "/train/abc/"), ("GET", "/train/{s}/sample/x/"), ("GET", "/nope/1/x")],
 }

@@ -13,9 +13,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rollouts.conf import conf, normalize_base_path
+from rollouts.management.reading_options import check_reading_options
+from rollouts.scalars import scalars_state
 from rollouts.store import Catalog, runs_of
 from rollouts.store.diskcache import DEFAULT_DIRECTORY_TEXT, DiskCache
-from rollouts.tokenizer import tokenizer_problem
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as the Host header spells them
@@ -104,6 +105,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--tokenizer", metavar="PATH", help="a local tokenizer.json: tokens shown as text"
         )
+        parser.add_argument(
+            "--tensorboard",
+            default=None,
+            metavar="DIR",
+            help="the run's TensorBoard event files, shown on the trends page ('off' for none;"
+            " default: tensorboard_log/ in DATA_DIR or beside its rollout_result/)",
+        )
         parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
         parser.add_argument("--threads", type=int, default=8, help="threads per process")
 
@@ -114,15 +122,7 @@ class Command(BaseCommand):
         self._check_numbers(options)
         for directory in dirs:
             self._check_disk_cache(directory, options["disk_cache"])
-        mask = options["mask_str"]
-        if mask:
-            try:
-                re.compile(mask)
-            except re.error as exc:
-                raise CommandError(f"--mask-str is not a valid regular expression: {exc}") from None
-        tokenizer = options["tokenizer"]  # one that cannot be read stops here, not on a page
-        if tokenizer is not None and (why := tokenizer_problem(Path(tokenizer).expanduser())):
-            raise CommandError(f"--tokenizer: {why}")
+        check_reading_options(options, runs)
         if options["tui"]:
             if data_dir is None:
                 # The terminal UI shows one run: the first (./run demo --tui opens a demo run).
@@ -225,6 +225,9 @@ class Command(BaseCommand):
             settings.ROLLOUTS_MASK_STR = options["mask_str"]
         if options.get("tokenizer") is not None:  # `train` applies these settings too, without it
             settings.ROLLOUTS_TOKENIZER = str(Path(options["tokenizer"]).expanduser().resolve())
+        board = options.get("tensorboard")
+        if board is not None:
+            settings.ROLLOUTS_TENSORBOARD = "" if board == "off" else str(Path(board).resolve())
         disk = options["disk_cache"]
         if disk is not None:
             settings.ROLLOUTS_DISK_CACHE = "" if disk == "off" else disk
@@ -272,6 +275,7 @@ class Command(BaseCommand):
             catalog = Catalog(directory)
             buckets = ", ".join(f"{b} ({len(catalog.steps(b))} steps)" for b in catalog.buckets())
             lines.append(f"  {name + ':':<7} {directory}  [{buckets}]")
+            lines.append(f"  scalars: {scalars_state(catalog.root, name if runs else None)}")
         lines += [
             f"  open:   http://{shown_host}:{port}{base_path}/",
             f"  cache:  {options['cache_memory']} MB, {options['cache_entries']} step indexes;"

@@ -12,6 +12,19 @@
   // about a twentieth of the run (0.6 on 8 points would pull the line far from its data).
   var SMOOTH_FROM = 20, SMOOTH_MAX = 0.9;
 
+  // TensorBoard scalars (kind "tb:<prefix>"): grouped by their tag's prefix (train/, rollout/,
+  // eval/, perf/), each its own curve: their scales differ too much to draw a group together.
+  function isScalarKind(kind) { return kind.indexOf("tb:") === 0; }
+  function groupName(kind) {
+    if (!isScalarKind(kind)) return GROUPS[kind] || kind;
+    return "TensorBoard " + (kind.length > 3 ? kind.slice(3) + "/" : "(no prefix)");
+  }
+
+  // The curve select's "all together" choice of a kind (none for scalars).
+  function allOptions(kind) {
+    return isScalarKind(kind) ? [] : [new Option(groupName(kind) + " (all together)", "all:" + kind)];
+  }
+
   function defaultSmoothing(count) {
     if (count < SMOOTH_FROM) return 0;
     return Math.min(SMOOTH_MAX, Math.round((1 - SMOOTH_FROM / count) * 20) / 20);
@@ -33,6 +46,7 @@
     var metrics = point.metrics || {};
     var components = Object.keys(metrics).some(function (k) { return k.indexOf("reward.") === 0; });
     var rewardish = key.indexOf("reward") === 0 || key.indexOf("dataset.") === 0;
+    if (key.indexOf("tb.") === 0) return "TensorBoard logged no value at this step";
     if (metrics.samples === 0) return "no readable sample in this step";
     if (rewardish && components) return "an object reward: no single number (see Reward components)";
     if (rewardish) return "no sample of this step has a numeric reward";
@@ -85,7 +99,7 @@
   function panels(series, points) {
     var out = [], kinds = {};
     series.forEach(function (s) {
-      if (s.kind === "metric") {
+      if (s.kind === "metric" || isScalarKind(s.kind)) {
         out.push({ choice: s.key, label: s.label, lines: lines([s], points) });
         return;
       }
@@ -103,7 +117,8 @@
   }
 
   window.rvTrendsLines = {
-    GROUPS: GROUPS, defaultSmoothing: defaultSmoothing, statusClass: statusClass,
+    GROUPS: GROUPS, groupName: groupName, isScalarKind: isScalarKind, allOptions: allOptions,
+    defaultSmoothing: defaultSmoothing, statusClass: statusClass,
     wordOf: wordOf, gapReason: gapReason, gapOf: gapOf, lines: lines, overlayLines: overlayLines, panels: panels,
   };
 })();

@@ -2,7 +2,7 @@
 // chart-extras.js's tooltip and marks; what to draw: trends-lines.js), the grid of every curve
 // (trends-grid.js), other runs overlaid (trends-runs.js), the metric cards and the convergence
 // reading from the trends JSON (<main>'s data-trends-url), kept current from live.js's
-// "rv:poll" events: it never asks the poll endpoint itself.
+// "rv:poll" events: it never asks the poll endpoint itself. TensorBoard scalars: trends-scalars.js.
 // Text from the data reaches the page only through textContent, and nothing sets an inline
 // style (the CSP forbids it): looks are CSS classes in trends.css.
 (function () {
@@ -10,7 +10,7 @@
 
   var INDEX_RELOAD_MS = 700; // at most, between reloads while the server is still indexing
   var SMOOTHING_KEY = "rv-trends-smoothing";
-  var L = window.rvTrendsLines, GROUPS = L.GROUPS;
+  var L = window.rvTrendsLines, S = window.rvTrendsScalars;
   var SHARES = { truncation_rate: 1, zero_signal_share: 1, success_share: 1 };
 
   var main, chart; // <main>, and the rvChart drawing into #rv-trend-chart
@@ -119,7 +119,7 @@
   }
   function sameCursor(a, b) {
     if (!a || !b) return !a && !b;
-    return a.after === b.after && a.size === b.size;
+    return a.after === b.after && a.size === b.size && (a.scalars || 0) === (b.scalars || 0);
   }
 
   // -- page parts ------------------------------------------------------------------------
@@ -203,10 +203,10 @@
       state.optionsKey = key;
       var groups = { metric: optgroup("Metrics") };
       state.series.forEach(function (s) {
-        var name = GROUPS[s.kind] || s.kind, group = groups[s.kind];
+        var name = L.groupName(s.kind), group = groups[s.kind];
         if (!group) { // every status (dataset, component) together first, then each alone
           group = groups[s.kind] = optgroup(name);
-          group.appendChild(new Option(name + " (all together)", "all:" + s.kind));
+          group.append.apply(group, L.allOptions(s.kind)); // none for scalars: one by one
         }
         group.appendChild(new Option(s.label, s.key));
       });
@@ -215,6 +215,7 @@
       }).filter(function (g) { return g.children.length; }));
     }
     select.value = effectiveChoice() || "";
+    S.render(state.data.scalars, state.series, effectiveChoice(), available, optgroup);
   }
   function optgroup(label) {
     var node = html("optgroup");
@@ -226,6 +227,7 @@
   // One run: the chosen series. Other runs checked: the chosen series once per run, by step.
   function renderChart() {
     var choice = effectiveChoice(), chosen = available(choice), target = byId("rv-trend-chart");
+    chosen = S.addWith(chosen, choice, available, target); // the "with" curve, if any
     var overlay = window.rvTrendsRuns.overlay({ points: state.points, stepUrl: state.data.step_url });
     target.setAttribute("data-series", choice || "");
     target.setAttribute("data-runs", overlay ? overlay.runs.length : 1);
@@ -262,6 +264,7 @@
   function setupControls() {
     state.choice = new URLSearchParams(window.location.search).get("series") || "reward_mean";
     byId("rv-series").addEventListener("change", function (event) { choose(event.target.value); });
+    S.initWith(byId("rv-series-with"), function () { if (state.points.length) renderChart(); });
     var slider = byId("rv-smoothing");
     var stored = window.rv.storage.load(SMOOTHING_KEY, NaN);
     state.smoothingChosen = stored >= 0 && stored <= 0.99;

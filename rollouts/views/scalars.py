@@ -1,0 +1,45 @@
+"""`GET api/scalars`: the data directory's TensorBoard scalars (issue 17), read incrementally.
+
+    {"source": {...what was found and read...},
+     "tags": [{"tag", "points", "first_step", "last_step"}, ...],
+     "series": {tag: [[step, value, wall_time], ...]}}
+
+`tags=a,b` keeps only those tags (unknown ones are simply absent: a live run may not have
+logged them yet); `after=STEP` keeps only points of later steps. NaN and infinities are null.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponseBase
+
+from ..query import int_param
+from ..runs import current_run, get_catalog
+from ..scalars import absent_source, store_for
+from ..store import Unavailable
+from ..store.scalars import INSTALL_HINT
+from .decorators import api
+from .responses import json_response
+from .trends import STEP_MAX
+
+MAX_TAGS_PARAM = 1000  # tags one request may name
+
+
+@api("GET", "HEAD")
+def api_scalars(request: HttpRequest) -> HttpResponseBase:
+    after = int_param(request, "after", -1, -1, STEP_MAX)
+    named = (t.strip() for t in request.GET.get("tags", "").split(","))
+    wanted = [t for t in named if t][:MAX_TAGS_PARAM]
+    store, why = store_for(get_catalog(request).root, current_run(request))
+    if store is None:
+        return json_response({"source": absent_source(why), "tags": [], "series": {}})
+    store.refresh()
+    if store.missing_package:
+        raise Unavailable(INSTALL_HINT)
+    tags = store.tags()
+    if wanted:
+        keep = set(wanted)
+        tags = [t for t in tags if t["tag"] in keep]
+    series = {
+        t["tag"]: [[s, v, w] for s, v, w in store.points(t["tag"]) if s > after] for t in tags
+    }
+    return json_response({"source": store.source(), "tags": tags, "series": series})
