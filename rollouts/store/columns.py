@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from .jsonio import VALUE_ERRORS, DecodedLine, decode_value
+from .promptid import NO_PROMPT, prompt_id_of_raw, prompt_id_of_value
 
 NAN = math.nan
 
@@ -59,6 +60,8 @@ class Columns:
         self.categories: dict[str, list[str]] = {}
         self._codes: dict[str, dict[str, int]] = {}
         self.labels: list[str | None] = []
+        # One 64-bit prompt id per row (`promptid.py`; 0: no prompt or an unreadable line).
+        self.prompt_ids = array("Q")
         self.keys: dict[str, None] = {}  # insertion-ordered set of every top-level key seen
         self._plans: dict[tuple[str, ...], list[str]] = {}
 
@@ -66,7 +69,9 @@ class Columns:
     def append(self, decoded: DecodedLine | None) -> None:
         """Add one row; `None` is an unreadable line (all values missing)."""
         label = None
+        prompt_id = NO_PROMPT
         if decoded is not None:
+            prompt_id = _prompt_id(decoded)
             row, numeric = self.rows, self.numeric
             for key, value in self._scalars(decoded):
                 kind = type(value)
@@ -90,6 +95,7 @@ class Columns:
                             with contextlib.suppress(OverflowError):  # as above
                                 col.append(part_value)
         self.labels.append(label)
+        self.prompt_ids.append(prompt_id)
         self.rows += 1
 
     def _scalars(self, decoded: DecodedLine) -> list[tuple[str, Any]]:
@@ -163,6 +169,7 @@ class Columns:
         for col in self.categorical.values():
             del col[rows:]
         del self.labels[rows:]
+        del self.prompt_ids[rows:]
         self.rows = rows
 
     def restore_codes(self) -> None:
@@ -190,6 +197,7 @@ class Columns:
         total += sum(col.itemsize * len(col) for col in self.categorical.values())
         total += sum(49 + len(label) for label in self.labels if label is not None)
         total += 8 * len(self.labels)
+        total += self.prompt_ids.itemsize * len(self.prompt_ids)
         return total
 
 
@@ -197,6 +205,13 @@ def _pad_to(col: array, rows: int, missing: float) -> None:
     """Extend `col` with the missing-value marker until it has `rows` values."""
     if len(col) < rows:
         col.extend(array(col.typecode, [missing]) * (rows - len(col)))
+
+
+def _prompt_id(decoded: DecodedLine) -> int:
+    if decoded.strict:
+        raw = decoded.raw.get("prompt")
+        return NO_PROMPT if raw is None else prompt_id_of_raw(raw)
+    return prompt_id_of_value(decoded.obj.get("prompt"))
 
 
 def _label_preview(value: Any) -> str | None:
