@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.urls import include, path, register_converter
 
 from .views import api, navigation, samples, stats, training, training_page, trends
+from .views import compare as compare_views
+from .views import lineage as lineage_views
 
 app_name = "rollouts"
 
@@ -40,10 +42,19 @@ data_dir_patterns = [
     path("api/jsonl/<str:bucket>/poll", trends.api_poll, name="api-poll"),
     path(_view, samples.api_view_step, name="api-view-step"),
     path(f"{_view}/sample/<int:position>", samples.api_view_sample, name="api-view-sample"),
+    # A prompt across training, and two steps compared (issue 16).
+    path(
+        "api/jsonl/<str:bucket>/prompt/<str:prompt_id>",
+        lineage_views.api_prompt,
+        name="api-prompt",
+    ),
+    path("api/jsonl/<str:bucket>/compare", compare_views.api_compare, name="api-compare"),
     # Anything else under api/ answers in the API's own error shape, not an HTML 404 page.
     path("api/<path:rest>", api.api_not_found, name="api-not-found"),
     path("<str:bucket>/", navigation.bucket_page, name="bucket"),
     path("<str:bucket>/trends/", trends.trends_page, name="trends"),
+    path("<str:bucket>/prompt/<str:prompt_id>/", lineage_views.prompt_page, name="prompt"),
+    path("<str:bucket>/compare/", compare_views.compare_page, name="compare"),
     path("<str:bucket>/<step:step>/stats/", stats.step_stats_page, name="step-stats"),
     path("<str:bucket>/<step:step>/group/<int:group>/", stats.group_page, name="group"),
     path("<str:bucket>/<step:step>/", samples.step_page, name="step"),

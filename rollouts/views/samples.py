@@ -35,6 +35,7 @@ from ..store import (
 )
 from .decorators import Redirect, api, page, render_sample_page
 from .header import header_context
+from .lineage import prompt_link
 from .responses import JSON_TYPE, json_response, with_raw
 
 # Steps up to this size get their columns before the first page (well under 0.1 s), so small
@@ -178,6 +179,7 @@ def sample_context(
         group_url = app_url(request, "group", bucket=bucket, step=step, group=group)
         context["group_url"] = f"{group_url}?from={position}"  # the group page marks this one
     context["choices"] = _choices(index, values, selection)
+    context.update(prompt_link(request, bucket, values))  # the prompt's page (issue 16)
     return context, HTTPStatus.OK
 
 
@@ -277,6 +279,7 @@ def _twin(request: HttpRequest, bucket: str, step: str, position: int | None) ->
     if presented is None:
         return json_response(data, status)
     data["info"] = [asdict(row) for row in presented.info]
+    data["prompt_id"] = context.get("prompt_id")
     data["identity"] = context["identity"]
     data["verdict"] = presented.verdict.as_json() if presented.verdict else None
     data["rendered"] = {
