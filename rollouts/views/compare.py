@@ -30,6 +30,7 @@ from .responses import json_response
 
 FLIPPED_LISTED = 500  # flipped prompts in one answer (`flipped_total` counts them all)
 _STEP_DIGITS = 18
+_NO_SIDE = dict.fromkeys(("samples", "mean_reward", "truncation_rate", "mean_response_length"))
 
 
 @dataclass(slots=True)
@@ -155,6 +156,11 @@ def compare_page(request: HttpRequest, bucket: str) -> HttpResponse:
         {
             "page": "compare",
             "cmp": data,
+            # A dataset one step lacks: its side's cells show "no value".
+            "table_rows": [
+                {**row, "a": row["a"] or _NO_SIDE, "b": row["b"] or _NO_SIDE}
+                for row in data["rows"]
+            ],
             "a_label": built["a"].label(),
             "b_label": built["b"].label(),
             "threshold_text": request.GET.get("threshold", ""),
