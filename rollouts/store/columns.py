@@ -62,6 +62,9 @@ class Columns:
         self.labels: list[str | None] = []
         # One 64-bit prompt id per row (`promptid.py`; 0: no prompt or an unreadable line).
         self.prompt_ids = array("Q")
+        # The last row's prompt (JSON text) and id: a GRPO group's samples sit side by side
+        # and share their prompt, so most rows hash nothing.
+        self._last_prompt: tuple[bytes, int] = (b"", NO_PROMPT)
         self.keys: dict[str, None] = {}  # insertion-ordered set of every top-level key seen
         self._plans: dict[tuple[str, ...], list[str]] = {}
 
@@ -71,7 +74,7 @@ class Columns:
         label = None
         prompt_id = NO_PROMPT
         if decoded is not None:
-            prompt_id = _prompt_id(decoded)
+            prompt_id = self._prompt_id(decoded)
             row, numeric = self.rows, self.numeric
             for key, value in self._scalars(decoded):
                 kind = type(value)
@@ -130,6 +133,20 @@ class Columns:
             if len(raw[k]) > _MAX_SCALAR_BYTES and k in _ALWAYS_DECODED
         ]
         return pairs
+
+    def _prompt_id(self, decoded: DecodedLine) -> int:
+        if not decoded.strict:
+            return prompt_id_of_value(decoded.obj.get("prompt"))
+        raw = decoded.raw.get("prompt")
+        if raw is None:
+            return NO_PROMPT
+        text = bytes(raw)
+        last_text, last_id = self._last_prompt
+        if text == last_text:
+            return last_id
+        prompt_id = prompt_id_of_raw(text)
+        self._last_prompt = (text, prompt_id)
+        return prompt_id
 
     def _numeric_column(self, key: str) -> array:
         """The column for `key`, created and padded with NaN up to the current row."""
@@ -205,13 +222,6 @@ def _pad_to(col: array, rows: int, missing: float) -> None:
     """Extend `col` with the missing-value marker until it has `rows` values."""
     if len(col) < rows:
         col.extend(array(col.typecode, [missing]) * (rows - len(col)))
-
-
-def _prompt_id(decoded: DecodedLine) -> int:
-    if decoded.strict:
-        raw = decoded.raw.get("prompt")
-        return NO_PROMPT if raw is None else prompt_id_of_raw(raw)
-    return prompt_id_of_value(decoded.obj.get("prompt"))
 
 
 def _label_preview(value: Any) -> str | None:

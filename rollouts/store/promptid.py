@@ -31,9 +31,17 @@ _string_decoder = msgspec.json.Decoder(str)
 _canonical_encoder = msgspec.json.Encoder(order="sorted")
 
 
-def _digest(tagged: bytes) -> int:
-    value = int.from_bytes(hashlib.blake2b(tagged, digest_size=8).digest(), "big")
-    return value or 1  # 0 is "no prompt"; a real prompt hashing to 0 would be 1 in 2**64
+def _digest(tag: bytes, text: bytes) -> int:
+    hasher = hashlib.blake2b(tag, digest_size=8)
+    hasher.update(text)  # no concatenated copy of a long prompt
+    return int.from_bytes(hasher.digest(), "big") or 1  # 0 is "no prompt" (1 in 2**64)
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (decoded lines have none; other callers may)
+        return without_surrogates(text).encode("utf-8")
 
 
 def prompt_id_of_value(value: Any) -> int:
@@ -41,8 +49,8 @@ def prompt_id_of_value(value: Any) -> int:
     if value is None:
         return NO_PROMPT
     if isinstance(value, str):
-        return _digest(_STRING_TAG + without_surrogates(value).encode("utf-8"))
-    return _digest(_JSON_TAG + _canonical(value))
+        return _digest(_STRING_TAG, _utf8(value))
+    return _digest(_JSON_TAG, _canonical(value))
 
 
 def prompt_id_of_raw(raw: bytes | msgspec.Raw) -> int:
@@ -51,7 +59,7 @@ def prompt_id_of_raw(raw: bytes | msgspec.Raw) -> int:
     if len(data) >= 2 and data[0] == 0x22 and data[-1] == 0x22 and b"\\" not in data:
         # No escape: the text between the quotes is the decoded string's UTF-8 (the line is
         # strict JSON and valid UTF-8, or it would not be here).
-        return _digest(_STRING_TAG + data[1:-1])
+        return _digest(_STRING_TAG, data[1:-1])
     if data[:1] == b'"':
         try:
             return prompt_id_of_value(_string_decoder.decode(data))
