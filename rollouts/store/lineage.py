@@ -70,18 +70,20 @@ class StepPrompts:
         return self.columns.categories[name][code] if code >= 0 else None
 
 
-def _cache_key(kind: str, path: Path) -> str:
-    return f"rollouts.{kind}." + hashlib.sha1(os.fsencode(path), usedforsecurity=False).hexdigest()
-
-
 def step_prompts(catalog: Catalog, bucket: str, step: StepFile) -> StepPrompts:
     """The step's prompt columns as its file is now (see the module's docstring)."""
+    # Keyed by the step's name in the catalog (`steps` checked it): a step unchanged since
+    # (the size and time its listing just read) costs no system call at all.
+    name = f"{catalog.root}/{bucket}/{step.filename}"
+    key = "rollouts.prompts." + hashlib.sha1(os.fsencode(name), usedforsecurity=False).hexdigest()
+    kept = catalog.cache.get(key)
+    if isinstance(kept, StepPrompts) and (kept.identity.size, kept.identity.mtime_ns) == (
+        step.size_bytes,
+        step.mtime_ns,
+    ):
+        return kept
     path = catalog.step_path(bucket, step.filename)
     identity = FileIdentity.of(os.stat(path))
-    key = _cache_key("prompts", path)
-    kept = catalog.cache.get(key)
-    if isinstance(kept, StepPrompts) and kept.identity == identity:
-        return kept
     columns = _from_open_index(catalog, path, identity)
     if columns is None and catalog.disk is not None:
         columns = catalog.disk.load_prompt_columns(path, identity)
@@ -94,7 +96,9 @@ def step_prompts(catalog: Catalog, bucket: str, step: StepFile) -> StepPrompts:
 
 def _from_open_index(catalog: Catalog, path: Path, identity: FileIdentity) -> PromptColumns | None:
     """From the index the viewer has open (same key as `Catalog.open_step`), if decoded."""
-    index = catalog.cache.get(_cache_key("step", path))
+    # The key `Catalog.open_step` keeps the step's index under.
+    key = "rollouts.step." + hashlib.sha1(os.fsencode(path), usedforsecurity=False).hexdigest()
+    index = catalog.cache.get(key)
     if not isinstance(index, StepIndex):
         return None
     with index.lock:

@@ -45,7 +45,7 @@ INLINE_COLUMNS_BYTES = 32 * 1024 * 1024
 TWIN_KEYS = (
     "data_dir", "bucket", "step", "filename", "records", "total", "columns_ready", "invalid",
     "partial_tail_bytes", "position", "rank", "line", "warnings", "neighbours", "error",
-    "error_line", "empty",
+    "error_line", "empty", "prompt_id",
 )  # fmt: skip
 
 
@@ -279,7 +279,6 @@ def _twin(request: HttpRequest, bucket: str, step: str, position: int | None) ->
     if presented is None:
         return json_response(data, status)
     data["info"] = [asdict(row) for row in presented.info]
-    data["prompt_id"] = context.get("prompt_id")
     data["identity"] = context["identity"]
     data["verdict"] = presented.verdict.as_json() if presented.verdict else None
     data["rendered"] = {

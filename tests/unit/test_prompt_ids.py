@@ -206,3 +206,15 @@ def test_two_steps_compared_per_dataset_and_by_flipped_prompt():
     assert result["flipped"][1]["b"] == {"samples": 2, "mean_reward": 0.5, "position": 0}
     loose = compare_steps(a, b, threshold=0.45)  # P is solved in both now
     assert [f["prompt_id"] for f in loose["flipped"]] == [ids["Q"], ids["R"]]
+
+
+def test_a_step_that_grows_or_is_rewritten_is_read_again(bucket):
+    catalog = Catalog(bucket)  # no disk cache: the files themselves
+    assert [s["step"] for s in lineage(catalog, "A")[1]] == [1, 2]
+    with (bucket / "train" / "3.jsonl").open("a") as f:  # a live run appends
+        f.write(json.dumps(rec("A", 1.0)) + "\n")
+    appearances, steps = lineage(catalog, "A")
+    assert [s["step"] for s in steps] == [1, 2, 3]
+    assert appearances[-1][:3] == (3, 1, 2)
+    write(bucket / "train" / "1.jsonl", [rec("B", 1.0)])  # a resumed run rewrites a step
+    assert [s["step"] for s in lineage(catalog, "A")[1]] == [2, 3]
