@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from rollouts.store.promptid import format_prompt_id, prompt_id_of_value
+from tests.support.a11y import axe_violations
 from tests.support.browser import Tab, save_screenshot, write_step_file
 from tests.support.data import sample
 from tests.support.servers import ServerProcess, run_visualize
@@ -118,3 +119,20 @@ def test_compare_lists_the_flipped_prompts_and_opens_one_side_by_side(
     expect(pair.locator('[data-side="b"] h3 a')).to_have_text("step 3, line 2")
     save_screenshot(page, "compare-page")
     any_tab.assert_clean()
+
+
+def test_both_pages_pass_axe_in_light_and_dark(viewer: ServerProcess, browser: Browser):
+    for theme in ("light", "dark"):
+        context = browser.new_context(
+            viewport={"width": 1280, "height": 900}, color_scheme=theme, bypass_csp=True
+        )  # axe is injected as an inline script, which the pages' CSP refuses
+        try:
+            page = context.new_page()
+            for path in (f"/train/prompt/{PID}/", f"/train/compare/?a=1&b=3&prompt={PID}"):
+                page.goto(viewer.url(path))
+                expect(page.locator("html")).to_have_attribute("data-theme", theme)
+                page.wait_for_load_state("networkidle")
+                assert page.locator("h1").count() == 1
+                assert axe_violations(page) == [], (theme, path)
+        finally:
+            context.close()
