@@ -64,7 +64,7 @@ class Columns:
         self.prompt_ids = array("Q")
         # The last row's prompt (JSON text) and id: a GRPO group's samples sit side by side
         # and share their prompt, so most rows hash nothing.
-        self._last_prompt: tuple[bytes, int] = (b"", NO_PROMPT)
+        self._last_prompt: tuple[Any, int] = (None, NO_PROMPT)
         self.keys: dict[str, None] = {}  # insertion-ordered set of every top-level key seen
         self._plans: dict[tuple[str, ...], list[str]] = {}
 
@@ -140,12 +140,11 @@ class Columns:
         raw = decoded.raw.get("prompt")
         if raw is None:
             return NO_PROMPT
-        text = bytes(raw)
-        last_text, last_id = self._last_prompt
-        if text == last_text:
+        last_raw, last_id = self._last_prompt
+        if raw == last_raw:  # msgspec.Raw compares its bytes
             return last_id
-        prompt_id = prompt_id_of_raw(text)
-        self._last_prompt = (text, prompt_id)
+        prompt_id = prompt_id_of_raw(raw)
+        self._last_prompt = (raw, prompt_id)
         return prompt_id
 
     def _numeric_column(self, key: str) -> array:

@@ -7,8 +7,8 @@ its canonical JSON (keys sorted, no spaces, raw UTF-8). A one-byte tag before th
 string `[...]` and the list it spells apart. blake2b, never Python's `hash()`, which is salted
 per process. 0 means "no prompt" (missing, or null).
 
-Most string prompts hold no escape at all; their JSON text between the quotes is then already
-their UTF-8 text, so the column pass hashes those bytes without decoding anything.
+The column pass decodes only the prompt (msgspec, from the line's buffer, never copied), and
+not at all when a row has the previous row's prompt (`Columns`).
 """
 
 from __future__ import annotations
@@ -54,18 +54,13 @@ def prompt_id_of_value(value: Any) -> int:
 
 
 def prompt_id_of_raw(raw: bytes | msgspec.Raw) -> int:
-    """The id of a prompt given as the JSON text of a strict line (msgspec.Raw)."""
-    data = bytes(raw)
-    if len(data) >= 2 and data[0] == 0x22 and data[-1] == 0x22 and b"\\" not in data:
-        # No escape: the text between the quotes is the decoded string's UTF-8 (the line is
-        # strict JSON and valid UTF-8, or it would not be here).
-        return _digest(_STRING_TAG, data[1:-1])
-    if data[:1] == b'"':
+    """The id of a prompt given as the JSON text of a strict line (msgspec.Raw, not copied)."""
+    if memoryview(raw)[:1] == b'"':
         try:
-            return prompt_id_of_value(_string_decoder.decode(data))
+            return _digest(_STRING_TAG, _utf8(_string_decoder.decode(raw)))
         except VALUE_ERRORS:
             pass
-    value, _ = decode_value(data)
+    value, _ = decode_value(raw)
     return prompt_id_of_value(value)
 
 
