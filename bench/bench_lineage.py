@@ -67,8 +67,8 @@ def write_bucket(root: Path, steps: int, samples: int) -> None:
 
 def timed(catalog: Catalog, k: int) -> tuple[float, int, int]:
     started = time.perf_counter()
-    appearances, steps = find_prompt(catalog, "train", prompt_id_of_value(prompt_text(k)))
-    return time.perf_counter() - started, len(appearances), len(steps)
+    found = find_prompt(catalog, "train", prompt_id_of_value(prompt_text(k)))
+    return time.perf_counter() - started, len(found.appearances), len(found.steps)
 
 
 def baseline(root: Path, k: int) -> tuple[float, int]:

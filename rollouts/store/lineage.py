@@ -15,11 +15,12 @@ import hashlib
 import math
 import os
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .catalog import Catalog
+from .errors import StoreError, unreadable
 from .files import FileIdentity, StepFile
 from .index import StepIndex
 from .promptentry import PromptColumns, prompt_columns_of
@@ -129,15 +130,32 @@ class Appearance:
     dataset: str | None
 
 
-def find_prompt(
-    catalog: Catalog, bucket: str, prompt_id: int
-) -> tuple[list[Appearance], list[dict[str, Any]]]:
+@dataclass(slots=True)
+class Lineage:
+    """A prompt in a bucket: `find_prompt`'s answer."""
+
+    appearances: list[Appearance] = field(default_factory=list)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    # Steps that could not be read (unreadable, or rewritten while read): {"step", "error"}.
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+
+
+def find_prompt(catalog: Catalog, bucket: str, prompt_id: int) -> Lineage:
     """Every appearance of the prompt in the bucket, in step then file order, and per step
-    where it appears: its samples and their mean finite reward (the prompt's group)."""
-    appearances: list[Appearance] = []
-    steps: list[dict[str, Any]] = []
+    where it appears: its samples and their mean finite reward (the prompt's group). A step
+    that cannot be read is skipped and named, so one bad file does not hide the rest."""
+    lineage = Lineage()
+    appearances, steps = lineage.appearances, lineage.steps
     for step in catalog.steps(bucket):
-        prompts = step_prompts(catalog, bucket, step)
+        try:
+            prompts = step_prompts(catalog, bucket, step)
+        except StoreError as exc:  # the store's message names the step, never its path
+            lineage.skipped.append({"step": step.step, "error": str(exc)})
+            continue
+        except OSError as exc:
+            message = str(unreadable(f"{bucket}/{step.filename}", exc))
+            lineage.skipped.append({"step": step.step, "error": message})
+            continue
         rows = prompts.rows_of(prompt_id)
         if not rows:
             continue
@@ -164,4 +182,4 @@ def find_prompt(
                 "mean_reward": math.fsum(rewards) / len(rewards) if rewards else None,
             }
         )
-    return appearances, steps
+    return lineage

@@ -28,6 +28,7 @@ class History:
     prompt_id: str
     appearances: list[Appearance]
     steps: list[dict[str, Any]]
+    skipped: list[dict[str, Any]]
 
 
 def prompt_history(catalog: Catalog, bucket: str, sample: dict[str, Any]) -> History | None:
@@ -36,8 +37,8 @@ def prompt_history(catalog: Catalog, bucket: str, sample: dict[str, Any]) -> His
     prompt_id = prompt_id_of_value(sample.get("prompt"))
     if prompt_id == NO_PROMPT:
         return None
-    appearances, steps = find_prompt(catalog, bucket, prompt_id)
-    return History(format_prompt_id(prompt_id), appearances, steps)
+    found = find_prompt(catalog, bucket, prompt_id)
+    return History(format_prompt_id(prompt_id), found.appearances, found.steps, found.skipped)
 
 
 def _number(value: float | None) -> str:
@@ -91,7 +92,8 @@ class PromptHistory(ModalScreen[tuple[str, int] | None]):
         with Vertical():
             yield Label(
                 f"prompt {history.prompt_id}: {len(history.appearances)} samples in "
-                f"{len(history.steps)} steps (Enter opens one, Escape closes)",
+                f"{len(history.steps)} steps (Enter opens one, Escape closes)"
+                + "".join(f"; step {s['step']} skipped: {s['error']}" for s in history.skipped),
                 id="history-title",
             )
             yield OptionList(*history_options(history), id="history")

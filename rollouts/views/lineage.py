@@ -69,7 +69,8 @@ def lineage_json(request: HttpRequest, bucket: str, prompt_id: str) -> tuple[dic
     if wanted is None or wanted == NO_PROMPT:
         raise BadRequest(f"a prompt id is 16 lowercase hex digits, got {prompt_id[:40]!r}")
     catalog = get_catalog(request)
-    appearances, steps = find_prompt(catalog, bucket, wanted)
+    found = find_prompt(catalog, bucket, wanted)
+    appearances, steps = found.appearances, found.steps
     if not appearances:
         raise NotFound(f"no sample of bucket {bucket!r} has the prompt {prompt_id}")
     first = appearances[0]
@@ -78,6 +79,7 @@ def lineage_json(request: HttpRequest, bucket: str, prompt_id: str) -> tuple[dic
         "prompt": _read(catalog, bucket, first).get("prompt"),
         "appearances": [_appearance_json(request, bucket, a) for a in appearances],
         "steps": [{k: s[k] for k in ("step", "samples", "mean_reward")} for s in steps],
+        "skipped": found.skipped,  # steps that could not be read: [{"step", "error"}]
     }
     return data, appearances
 

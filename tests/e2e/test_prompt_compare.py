@@ -94,6 +94,7 @@ def test_the_prompts_json_lists_every_appearance(viewer: ServerProcess):
         ],
         "steps": [{"step": 1, "samples": 2, "mean_reward": 1.0},
                   {"step": 2, "samples": 2, "mean_reward": 1.0}],
+        "skipped": [],
     }  # fmt: skip
     listed = api(viewer, f"/runs/beta/api/jsonl/train/prompt/{pid(Q)}")
     assert listed["prompt"] == Q

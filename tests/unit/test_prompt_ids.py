@@ -106,7 +106,8 @@ def bucket(tmp_path: Path) -> Path:
 
 
 def lineage(catalog: Catalog, prompt: str) -> tuple[list[tuple], list[dict[str, Any]]]:
-    appearances, steps = find_prompt(catalog, "train", prompt_id_of_value(prompt))
+    found = find_prompt(catalog, "train", prompt_id_of_value(prompt))
+    appearances, steps = found.appearances, found.steps
     return [(a.step, a.position, a.line, a.reward, a.status, a.response_length)
             for a in appearances], steps  # fmt: skip
 
@@ -218,3 +219,16 @@ def test_a_step_that_grows_or_is_rewritten_is_read_again(bucket):
     assert appearances[-1][:3] == (3, 1, 2)
     write(bucket / "train" / "1.jsonl", [rec("B", 1.0)])  # a resumed run rewrites a step
     assert [s["step"] for s in lineage(catalog, "A")[1]] == [2, 3]
+
+
+def test_a_step_that_cannot_be_read_is_skipped_and_named(bucket, monkeypatch):
+    def unreadable_step_2(catalog: Catalog, path: Path, name: str) -> Any:
+        if name == "train/2.jsonl":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(catalog, path, name)
+
+    real = lineage_module._from_file
+    monkeypatch.setattr(lineage_module, "_from_file", unreadable_step_2)
+    found = find_prompt(Catalog(bucket), "train", prompt_id_of_value("A"))
+    assert [s["step"] for s in found.steps] == [1]
+    assert found.skipped == [{"step": 2, "error": "train/2.jsonl cannot be read: permission denied"}]
