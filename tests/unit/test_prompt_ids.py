@@ -231,4 +231,5 @@ def test_a_step_that_cannot_be_read_is_skipped_and_named(bucket, monkeypatch):
     monkeypatch.setattr(lineage_module, "_from_file", unreadable_step_2)
     found = find_prompt(Catalog(bucket), "train", prompt_id_of_value("A"))
     assert [s["step"] for s in found.steps] == [1]
-    assert found.skipped == [{"step": 2, "error": "train/2.jsonl cannot be read: permission denied"}]
+    message = "train/2.jsonl cannot be read: permission denied"  # the step's name, not its path
+    assert found.skipped == [{"step": 2, "error": message}]
