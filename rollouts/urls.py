@@ -3,6 +3,8 @@ from __future__ import annotations
 from django.urls import include, path, register_converter
 
 from .views import api, navigation, samples, stats, table, training, training_page, trends
+from .views import compare as compare_views
+from .views import lineage as lineage_views
 from .views import scalars as scalar_views
 
 app_name = "rollouts"
@@ -44,10 +46,19 @@ data_dir_patterns = [
     path(f"{_view}/sample/<int:position>", samples.api_view_sample, name="api-view-sample"),
     # The run's TensorBoard scalars (issue 17).
     path("api/scalars", scalar_views.api_scalars, name="api-scalars"),
+    # A prompt across training, and two steps compared (issue 16).
+    path(
+        "api/jsonl/<str:bucket>/prompt/<str:prompt_id>",
+        lineage_views.api_prompt,
+        name="api-prompt",
+    ),
+    path("api/jsonl/<str:bucket>/compare", compare_views.api_compare, name="api-compare"),
     # Anything else under api/ answers in the API's own error shape, not an HTML 404 page.
     path("api/<path:rest>", api.api_not_found, name="api-not-found"),
     path("<str:bucket>/", navigation.bucket_page, name="bucket"),
     path("<str:bucket>/trends/", trends.trends_page, name="trends"),
+    path("<str:bucket>/prompt/<str:prompt_id>/", lineage_views.prompt_page, name="prompt"),
+    path("<str:bucket>/compare/", compare_views.compare_page, name="compare"),
     path("<str:bucket>/<step:step>/stats/", stats.step_stats_page, name="step-stats"),
     path("<str:bucket>/<step:step>/group/<int:group>/", stats.group_page, name="group"),
     path("<str:bucket>/<step:step>/table/", table.table_page, name="step-table"),

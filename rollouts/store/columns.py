@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from .jsonio import VALUE_ERRORS, DecodedLine, decode_value
+from .promptid import NO_PROMPT, prompt_id_of_raw, prompt_id_of_value
 
 NAN = math.nan
 
@@ -59,6 +60,11 @@ class Columns:
         self.categories: dict[str, list[str]] = {}
         self._codes: dict[str, dict[str, int]] = {}
         self.labels: list[str | None] = []
+        # One 64-bit prompt id per row (`promptid.py`; 0: no prompt or an unreadable line).
+        self.prompt_ids = array("Q")
+        # The last row's prompt (JSON text) and id: a GRPO group's samples sit side by side
+        # and share their prompt, so most rows hash nothing.
+        self._last_prompt: tuple[Any, int] = (None, NO_PROMPT)
         self.keys: dict[str, None] = {}  # insertion-ordered set of every top-level key seen
         self._plans: dict[tuple[str, ...], list[str]] = {}
 
@@ -66,7 +72,9 @@ class Columns:
     def append(self, decoded: DecodedLine | None) -> None:
         """Add one row; `None` is an unreadable line (all values missing)."""
         label = None
+        prompt_id = NO_PROMPT
         if decoded is not None:
+            prompt_id = self._prompt_id(decoded)
             row, numeric = self.rows, self.numeric
             for key, value in self._scalars(decoded):
                 kind = type(value)
@@ -90,6 +98,7 @@ class Columns:
                             with contextlib.suppress(OverflowError):  # as above
                                 col.append(part_value)
         self.labels.append(label)
+        self.prompt_ids.append(prompt_id)
         self.rows += 1
 
     def _scalars(self, decoded: DecodedLine) -> list[tuple[str, Any]]:
@@ -124,6 +133,19 @@ class Columns:
             if len(raw[k]) > _MAX_SCALAR_BYTES and k in _ALWAYS_DECODED
         ]
         return pairs
+
+    def _prompt_id(self, decoded: DecodedLine) -> int:
+        if not decoded.strict:
+            return prompt_id_of_value(decoded.obj.get("prompt"))
+        raw = decoded.raw.get("prompt")
+        if raw is None:
+            return NO_PROMPT
+        last_raw, last_id = self._last_prompt
+        if raw == last_raw:  # msgspec.Raw compares its bytes
+            return last_id
+        prompt_id = prompt_id_of_raw(raw)
+        self._last_prompt = (raw, prompt_id)
+        return prompt_id
 
     def _numeric_column(self, key: str) -> array:
         """The column for `key`, created and padded with NaN up to the current row."""
@@ -163,6 +185,7 @@ class Columns:
         for col in self.categorical.values():
             del col[rows:]
         del self.labels[rows:]
+        del self.prompt_ids[rows:]
         self.rows = rows
 
     def restore_codes(self) -> None:
@@ -190,6 +213,7 @@ class Columns:
         total += sum(col.itemsize * len(col) for col in self.categorical.values())
         total += sum(49 + len(label) for label in self.labels if label is not None)
         total += 8 * len(self.labels)
+        total += self.prompt_ids.itemsize * len(self.prompt_ids)
         return total
 
 

@@ -29,6 +29,7 @@ from .columns import Columns
 from .diskentry import CachedStep, decode_entry, decode_stats, encode_entry
 from .files import FileIdentity
 from .index import StepIndex
+from .promptentry import PromptColumns, decode_prompt_columns
 
 logger = logging.getLogger("rollouts.store")
 
@@ -220,6 +221,13 @@ class DiskCache:
             return None
         stats = decode_stats(blob, identity)
         return self._usable(stats, path)
+
+    def load_prompt_columns(self, path: Path, identity: FileIdentity) -> PromptColumns | None:
+        """Just the prompt columns of the step (what following a prompt needs), or None."""
+        blob = self._read(path)
+        if blob is None:
+            return None
+        return self._usable(decode_prompt_columns(blob, identity), path)
 
     def load(self, path: Path, identity: FileIdentity) -> CachedStep | None:
         blob = self._read(path)

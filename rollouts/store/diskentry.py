@@ -23,9 +23,10 @@ from .files import FileIdentity
 from .index import FINGERPRINT_BYTES, StepIndex
 from .statsshape import validate_stats
 
-FORMAT_VERSION = 2  # 2: the line table
+FORMAT_VERSION = 3  # 2: the line table; 3: prompt ids
 _NUMERIC_ITEMSIZE = array("d").itemsize
 _CODE_ITEMSIZE = array("i").itemsize
+_PROMPT_ID_ITEMSIZE = array("Q").itemsize
 
 
 class _Lines(msgspec.Struct, frozen=True):
@@ -51,6 +52,7 @@ class _Entry(msgspec.Struct, frozen=True):
     categorical: dict[str, bytes]
     categories: dict[str, list[str]]
     labels: list[str | None]
+    prompt_ids: bytes
     keys: list[str]
     invalid: dict[int, str]
     stats: msgspec.Raw  # checked against _Stats, then handed out as plain data
@@ -108,6 +110,7 @@ def encode_entry(index: StepIndex, columns: Columns, stats: dict[str, Any]) -> b
             "categorical": {name: col.tobytes() for name, col in columns.categorical.items()},
             "categories": columns.categories,
             "labels": columns.labels,
+            "prompt_ids": columns.prompt_ids.tobytes(),
             "keys": list(columns.keys),
             "invalid": invalid,
             "stats": stats,
@@ -221,6 +224,9 @@ def _columns_of(entry: _Entry) -> Columns | str:
     if len(entry.labels) != rows:
         return f"it has {len(entry.labels)} labels for {rows} rows"
     columns.labels = list(entry.labels)
+    if len(entry.prompt_ids) != rows * _PROMPT_ID_ITEMSIZE:
+        return f"its prompt ids do not number {rows}"
+    columns.prompt_ids = array("Q", entry.prompt_ids)
     columns.keys = dict.fromkeys(entry.keys)
     if not _invalid_in_range(entry.invalid, rows):
         return "an unreadable line lies outside the step"

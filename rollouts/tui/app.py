@@ -30,6 +30,7 @@ from textual.worker import get_current_worker
 from ..presentation.sample import present_sample
 from ..store import IndexCache, StepIndex, StoreError
 from .find import FindBar
+from .history import History, PromptHistory, prompt_history
 from .pane import SamplePane
 from .progress import ColumnProgress
 from .session import Session
@@ -56,6 +57,7 @@ class RolloutsApp(App[None]):
         Binding("G", "edge(1)", "bottom"),
         Binding("s", "toggle_table", "plain/table"),
         Binding("r", "refresh", "refresh"),
+        Binding("h", "prompt_history", "prompt history"),
         Binding("q", "quit", "quit"),
     ]
 
@@ -331,3 +333,46 @@ class RolloutsApp(App[None]):
         self._sidebar().sync_choices(self.session)
         self._show_sample(keep_scroll=True)
         self._set_status(f"refreshed: {self.session.total} samples")
+
+    # -- the prompt's history (issue 16) -------------------------------------------------
+    def action_prompt_history(self) -> None:
+        """The steps where the shown sample's prompt appears (read on a worker thread)."""
+        session = self.session
+        try:
+            _, sample, _ = session.read()
+        except StoreError as exc:
+            self._set_status(str(exc))
+            return
+        self._set_status("finding this prompt in every step ...")
+        self._in_worker(
+            partial(prompt_history, session.catalog, session.bucket, sample),
+            self._show_history,
+            lambda error: self._set_status(f"prompt history failed: {error}"),
+        )
+
+    def _show_history(self, history: History | None) -> None:
+        if history is None:
+            self._set_status("this sample has no prompt")
+            return
+        self._set_status("")
+        self.push_screen(PromptHistory(history), self._open_from_history)
+
+    def _open_from_history(self, chosen: tuple[str, int] | None) -> None:
+        if chosen is None:
+            return
+        name, position = chosen
+        names = [s.name for s in self.session.steps]
+        if name not in names:  # removed since (a live run rewrote its steps): say so
+            self._set_status(f"step {name} is no longer there; press r to refresh")
+            return
+        step_pos = names.index(name)
+        self._load_step(
+            step_pos, partial(self._after_open_at, step_pos, position), "cannot open this step"
+        )
+
+    def _after_open_at(self, step_pos: int, position: int, index: StepIndex) -> None:
+        self._after_open(step_pos, index)
+        self._sidebar().sync_steps(self.session)  # the step selector shows the step opened
+        self.session.go_to_position(position)
+        self.session.move(0)  # the user chose this sample: stay on it when the columns arrive
+        self._show_sample()

@@ -43,6 +43,7 @@ def header_context(
         "samples_url": step_url(request, bucket, step) if step else None,
         "stats_url": app_url(request, "step-stats", bucket=bucket, step=step) if step else None,
         "table_url": app_url(request, "step-table", bucket=bucket, step=step) if step else None,
+        "compare_url": compare_url(request, bucket, steps, step),  # issue 16
         **neighbour_steps(request, bucket, steps, step),
     }
 
@@ -65,3 +66,14 @@ def neighbour_steps(
             app_url(request, "step-table", bucket=bucket, step=other) if other else None
         )
     return links
+
+
+def compare_url(
+    request: HttpRequest, bucket: str, steps: list[StepFile], step: str | None
+) -> str | None:
+    """The compare page for `step` against the step before it (itself when it is the first)."""
+    names = [s.name for s in steps]
+    if step not in names:
+        return None
+    before = names[max(names.index(step) - 1, 0)]
+    return app_url(request, "compare", bucket=bucket) + f"?a={before}&b={step}"

@@ -1,6 +1,6 @@
 """What the sample page shows beside the sample itself, for issue 16: its tokens with their
-log-probabilities, and the link to the step's table at its row. Kept out of `samples.py` so the
-sample page's context stays one readable function."""
+log-probabilities, the link to the step's table at its row, and the link to its prompt's page.
+Kept out of `samples.py` so the sample page's context stays one readable function."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ..presentation.tokens import token_view
 from ..query import query_suffix
 from ..store import Selection
 from ..tokenizer import load_tokenizer
+from .lineage import prompt_link
 
 
 def sample_extras(
@@ -24,11 +25,13 @@ def sample_extras(
     selection: Selection,
     values: dict[str, Any],
 ) -> dict[str, Any]:
-    """`token_view` for the page, `tokens` (its JSON, or None) for the twin, and
-    `sample_table_url`: the table in the same order, at this sample's row (keys.js `l`)."""
+    """`token_view` for the page, `tokens` (its JSON, or None) for the twin,
+    `sample_table_url` (the table in the same order, at this sample's row: keys.js `l`) and
+    the prompt's page (`prompt_link`)."""
     view = token_view(values, load_tokenizer(conf.TOKENIZER))
     table = app_url(request, "step-table", bucket=bucket, step=step)
     return {
+        **prompt_link(request, bucket, values),  # the prompt's page
         "token_view": view,
         "tokens": view.as_json() if view is not None else None,
         "sample_table_url": table + query_suffix(selection, at=position),

@@ -45,7 +45,7 @@ INLINE_COLUMNS_BYTES = 32 * 1024 * 1024
 TWIN_KEYS = (
     "data_dir", "bucket", "step", "filename", "records", "total", "columns_ready", "invalid",
     "partial_tail_bytes", "position", "rank", "line", "warnings", "neighbours", "error",
-    "error_line", "empty", "tokens",
+    "error_line", "empty", "tokens", "prompt_id",
 )  # fmt: skip
 
 

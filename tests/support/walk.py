@@ -18,6 +18,7 @@ from typing import Any
 
 from django.urls import URLResolver
 
+from rollouts.store.promptid import format_prompt_id, prompt_id_of_value
 from tests.support.data import relax_line, sample
 
 # (status, headers, body) for (method, path)
@@ -25,6 +26,8 @@ Get = Callable[[str, str], tuple[int, dict[str, str], bytes]]
 
 UNREADABLE_STEP = 8
 API = "/api/jsonl/train/file/{f}"
+PROMPT = format_prompt_id(prompt_id_of_value(sample(0)["prompt"]))  # in steps 1 and 2
+PROMPT_ARGS = (PROMPT, f"{PROMPT}?a=1:0&b=2:0", f"{PROMPT}?a=nope", "zz", "0123456789abcdef")
 STEP_ARGS = ("{s}", "{s}?sort=reward&order=desc", "{s}?sort=nope", "{s}?i=2")
 ROUTES: dict[str, list[tuple[str, str]]] = {
     "index": [("GET", "/")],
@@ -65,6 +68,24 @@ ROUTES: dict[str, list[tuple[str, str]]] = {
         ("GET", "/api/scalars?tags=a,b&after=1"),
         ("GET", "/api/scalars?after=x"),
         ("POST", "/api/scalars"),
+    ],
+    "prompt": [
+        ("GET", f"/train/prompt/{a.replace('?', '/?', 1)}" + ("" if "?" in a else "/"))
+        for a in PROMPT_ARGS
+    ],
+    "api-prompt": [("GET", f"/api/jsonl/train/prompt/{a}") for a in PROMPT_ARGS],
+    "compare": [
+        ("GET", "/train/compare/"),
+        ("GET", "/train/compare/?a={s}&b=1"),
+        ("GET", f"/train/compare/?a=1&b=2&prompt={PROMPT}"),
+        ("GET", "/train/compare/?a=1&b=2&prompt=zz"),
+        ("GET", "/train/compare/?a=x&b=nope:1&threshold=inf"),
+        ("POST", "/train/compare/"),
+    ],
+    "api-compare": [
+        ("GET", "/api/jsonl/train/compare?a=1&b={s}"),
+        ("GET", "/api/jsonl/train/compare?a=1&b=nope:1"),
+        ("GET", "/api/jsonl/train/compare?threshold=x"),
     ],
     "api-not-found": [("GET", "/api/nothing/here"), ("POST", "/api/jsonl/x")],
     "not-found": [("GET", "/train/abc/"), ("GET", "/train/{s}/sample/x/"), ("GET", "/nope/1/x")],

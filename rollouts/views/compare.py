@@ -1,0 +1,180 @@
+"""Two steps compared (`store.compare`): the page and its JSON twin, built from one context.
+
+`a` and `b` name a step of the bucket: `STEP`, or `RUN:STEP` for a step of another run (one of
+ROLLOUTS_DATA_DIRS; the bucket has the same name there). Without them: the bucket's first and
+latest steps. `threshold` is the group mean reward above which a prompt counts as solved.
+`prompt` (a prompt id of both steps) adds its two samples side by side, word by word.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from ..links import app_url, step_url
+from ..presentation.pair import pair, side
+from ..presentation.worddiff import WORDS_COMPARED
+from ..runs import catalog_of, current_run, data_dir_of, get_catalog
+from ..store import BadRequest, Catalog, Columns, NotFound, StepIndex, step_filename
+from ..store.compare import SOLVED_ABOVE, compare_steps, prompt_groups
+from ..store.promptid import parse_prompt_id
+from .decorators import api, page
+from .header import header_context
+from .responses import json_response
+
+FLIPPED_LISTED = 500  # flipped prompts in one answer (`flipped_total` counts them all)
+_STEP_DIGITS = 18
+_NO_SIDE = dict.fromkeys(("samples", "mean_reward", "truncation_rate", "mean_response_length"))
+
+
+@dataclass(slots=True)
+class Side:
+    """One side of the comparison: where its step is, and its decoded columns."""
+
+    run: str | None  # None: the request's own data directory
+    explicit_run: bool  # named in the parameter (`RUN:STEP`)
+    bucket: str
+    step: str
+    catalog: Catalog
+    index: StepIndex
+    columns: Columns
+
+    def label(self) -> str:
+        return f"{self.run}:{self.step}" if self.explicit_run else self.step
+
+    def sample_url(self, request: HttpRequest, position: int) -> str:
+        kwargs = {"bucket": self.bucket, "step": self.step, "position": position}
+        if self.explicit_run:
+            return reverse("rollouts:run:sample", kwargs={"run": self.run, **kwargs})
+        return app_url(request, "sample", **kwargs)
+
+    def step_url(self, request: HttpRequest) -> str:
+        if self.explicit_run:
+            kwargs = {"run": self.run, "bucket": self.bucket, "step": self.step}
+            return reverse("rollouts:run:step", kwargs=kwargs)
+        return step_url(request, self.bucket, self.step)
+
+
+def _side(request: HttpRequest, name: str, bucket: str, default: str | None) -> Side:
+    raw = request.GET.get(name) or default
+    if raw is None:
+        raise NotFound(f"bucket {bucket!r} has no steps to compare")
+    run, _, step = raw.rpartition(":")
+    if not (step.isascii() and step.isdigit() and len(step) <= _STEP_DIGITS):
+        raise BadRequest(f"{name} must be STEP or RUN:STEP, got {raw[:60]!r}")
+    if run:
+        catalog = catalog_of(data_dir_of(run))
+    else:
+        run, catalog = current_run(request) or "", get_catalog(request)
+    index = catalog.open_step(bucket, step_filename(step))
+    columns = catalog.columns(index)
+    return Side(run or None, bool(raw.rpartition(":")[0]), bucket, step, catalog, index, columns)
+
+
+def _threshold(request: HttpRequest) -> float:
+    raw = request.GET.get("threshold")
+    if not raw:
+        return SOLVED_ABOVE
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise BadRequest(f"threshold must be a finite number, got {raw[:40]!r}")
+    return value
+
+
+def compare_context(request: HttpRequest, bucket: str) -> dict[str, Any]:
+    """The comparison as JSON-able data (the twin), plus what only the page draws (`_page`)."""
+    steps = get_catalog(request).steps(bucket)
+    first = steps[0].name if steps else None
+    latest = steps[-1].name if steps else None
+    a = _side(request, "a", bucket, first)
+    b = _side(request, "b", bucket, latest)
+    threshold = _threshold(request)
+    result = compare_steps((a.columns, a.index.invalid), (b.columns, b.index.invalid), threshold)
+    params = {"a": a.label(), "b": b.label()}
+    if request.GET.get("threshold"):
+        params["threshold"] = request.GET["threshold"]
+    page_url = app_url(request, "compare", bucket=bucket) + "?" + urlencode(params)
+    for flip in result["flipped"][:FLIPPED_LISTED]:
+        flip["a"]["url"] = a.sample_url(request, flip["a"]["position"])
+        flip["b"]["url"] = b.sample_url(request, flip["b"]["position"])
+        flip["side_by_side_url"] = f"{page_url}&prompt={flip['prompt_id']}#rv-pair"
+    data = {
+        "bucket": bucket,
+        "a": {"run": a.run, "step": a.step, "url": a.step_url(request)},
+        "b": {"run": b.run, "step": b.step, "url": b.step_url(request)},
+        "threshold": threshold,
+        "rows": result["rows"],
+        "prompts_in_both": result["prompts_in_both"],
+        "flipped_total": len(result["flipped"]),
+        "flipped": result["flipped"][:FLIPPED_LISTED],
+    }
+    prompt = request.GET.get("prompt")
+    return {"data": data, "a": a, "b": b, "page_url": page_url, "prompt": prompt}
+
+
+def _pair(request: HttpRequest, a: Side, b: Side, prompt: str) -> dict[str, Any]:
+    """The prompt's first sample in each step, side by side."""
+    wanted = parse_prompt_id(prompt)
+    if wanted is None:
+        raise BadRequest(f"prompt must be a prompt id (16 hex digits), got {prompt[:40]!r}")
+    sides = []
+    for s in (a, b):
+        group = prompt_groups(s.columns, s.index.invalid).get(wanted)
+        if group is None:
+            raise NotFound(f"step {s.label()} has no sample of prompt {prompt}")
+        position = group["rows"][0]
+        values = s.index.read(position).decoded.values()
+        title = f"step {s.label()}, line {s.index.lines[position]}"
+        sides.append(side(title, s.sample_url(request, position), values))
+    return pair(*sides)
+
+
+@api("GET", "HEAD")
+def api_compare(request: HttpRequest, bucket: str) -> HttpResponseBase:
+    return json_response(compare_context(request, bucket)["data"])
+
+
+@page
+def compare_page(request: HttpRequest, bucket: str) -> HttpResponse:
+    catalog = get_catalog(request)
+    context = header_context(request, catalog, bucket, None)
+    built = compare_context(request, bucket)
+    data = built["data"]
+    prompt = built["prompt"]
+    query = built["page_url"].partition("?")[2]
+    json_url = app_url(request, "api-compare", bucket=bucket) + "?" + query
+    context.update(
+        {
+            "page": "compare",
+            "cmp": data,
+            # A dataset one step lacks: its side's cells show "no value".
+            "table_rows": [
+                {**row, "a": row["a"] or _NO_SIDE, "b": row["b"] or _NO_SIDE}
+                for row in data["rows"]
+            ],
+            "a_label": built["a"].label(),
+            "b_label": built["b"].label(),
+            "threshold_text": request.GET.get("threshold", ""),
+            "compared": _pair(request, built["a"], built["b"], prompt) if prompt else None,
+            "compared_prompt": prompt,
+            "diff_words": WORDS_COMPARED,
+            "json_url": json_url,
+            "form_url": app_url(request, "compare", bucket=bucket),
+            "step_names": [s["name"] for s in context["steps"]],
+        }
+    )
+    if not built["a"].explicit_run:  # the prompt's page in this run, beside each flip
+        for flip in data["flipped"]:
+            flip["prompt_url"] = app_url(
+                request, "prompt", bucket=bucket, prompt_id=flip["prompt_id"]
+            )
+    return TemplateResponse(request, "rollouts/compare.html", context)
