@@ -31,6 +31,8 @@ from .prompts import (
     PROBLEMS_BY_DATASET,
     STYLES,
     UNLABELED_PROBLEM,
+    Problem,
+    Prompt,
     make_problem,
     make_prompt,
     make_zero_problem,
@@ -38,6 +40,9 @@ from .prompts import (
 from .samples import STATUSES, make_sample
 
 NON_STEP_FILES = ("notes.jsonl", "20.pending.json")
+# The train set: group g of step s draws prompt (s * groups + g) % TRAIN_PROMPTS, so with 8
+# groups a step each prompt comes back every third step.
+TRAIN_PROMPTS = 24
 RUNS = {"steady-rise": "rise", "plateau": "plateau", "collapse": "collapse"}  # name -> curve
 
 
@@ -106,7 +111,7 @@ def _train_records(
     records = []
     for g in range(n_groups):
         problem = specials.get(g) if step == 0 else None
-        prompt = make_prompt(rng, STYLES[(g + step) % len(STYLES)], problem=problem)
+        prompt = _train_prompt(seed, (step * n_groups + g) % TRAIN_PROMPTS, problem)
         if g % 4 == 2:
             group_p = float(g in solved) if steady else float(rng.random() < p)
         else:
@@ -144,15 +149,29 @@ def _eval_records(
         prompt = None
         for i in range(max(1, samples // 4)):
             if prompt is None or not per_prompt or i % per_prompt == 0:
-                style = "zh" if dataset == "中文数学" else rng.choice(("plain", "think"))
-                problem = make_problem(rng, rng.choice(PROBLEMS_BY_DATASET[dataset]))
-                prompt = make_prompt(rng, style, problem=problem)
+                prompt = _eval_prompt(seed, dataset, i // per_prompt if per_prompt else i)
             group = i // per_prompt if per_prompt else None
             records.append(make_sample(
                 rng, step=step, sample_index=i, group_index=group, kind="eval", dataset=dataset,
                 prompt=prompt, p_correct=p, status=rng.choices(STATUSES, weights)[0],
                 log_probs=False))  # fmt: skip
     return records
+
+
+def _train_prompt(seed: int, k: int, problem: Problem | None) -> Prompt:
+    """The train set's prompt `k`: the same text every time the sampler draws it again, as a
+    real run's dataset does (a prompt's page follows it over the steps)."""
+    rng = random.Random(f"{seed}:prompt:{k}")
+    return make_prompt(rng, STYLES[k % len(STYLES)], problem=problem)
+
+
+def _eval_prompt(seed: int, dataset: str, k: int) -> Prompt:
+    """An eval set's prompt `k`: the same in every eval round, so two rounds compare prompt by
+    prompt."""
+    rng = random.Random(f"{seed}:eval-prompt:{dataset}:{k}")
+    style = "zh" if dataset == "中文数学" else rng.choice(("plain", "think"))
+    problem = make_problem(rng, rng.choice(PROBLEMS_BY_DATASET[dataset]))
+    return make_prompt(rng, style, problem=problem)
 
 
 def write_demo(
