@@ -1,15 +1,19 @@
-"""The first characters of some samples' responses, for a table of a step.
+"""The first characters of some samples' responses (a table of a step) or prompts (the prompts
+two steps compare).
 
-Only the lines asked for are read (one `pread` each, in the order asked), and of each only its
-`response` value is decoded: a table page of 200 rows costs 200 small reads whatever the size of
-the step, and never the token arrays a line may carry.
+Only the lines asked for are read (one `pread` each, in the order asked), and of each only the
+one value is decoded: a table page of 200 rows costs 200 small reads whatever the size of the
+step, and never the token arrays a line may carry. A prompt is previewed by its last user turn:
+every prompt of a run usually opens with the same system text.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .errors import unreadable
 from .index import StepIndex
@@ -18,11 +22,40 @@ from .jsonio import LineError, decode_line
 PREVIEW_CHARS = 120  # of a response, whitespace runs collapsed to one space
 
 
+# The last user turn of a chat-template prompt: `<|im_start|>user\n ... <|im_end|>`.
+_USER_TURN = re.compile(r"<\|im_start\|>user\s*(.*?)(?:<\|im_end\|>|\Z)", re.DOTALL)
+_VISION = re.compile(r"<\|vision_start\|>.*?<\|vision_end\|>", re.DOTALL)  # pad runs: [image]
+
+
 def response_previews(
     index: StepIndex, positions: Iterable[int], chars: int = PREVIEW_CHARS
 ) -> dict[int, str | None]:
     """position -> the response's first `chars` characters ("" for an empty one), or None when
     the line has no response or cannot be read."""
+    return _previews(index, positions, lambda data: _preview(data, "response", chars))
+
+
+def prompt_previews(
+    index: StepIndex, positions: Iterable[int], chars: int = PREVIEW_CHARS
+) -> dict[int, str | None]:
+    """position -> the first `chars` characters of the prompt's last user turn (of the whole
+    prompt when it has no turns), or None when the line has no prompt or cannot be read."""
+    return _previews(index, positions, lambda data: _preview(data, "prompt", chars, _question))
+
+
+def _question(value: Any) -> Any:
+    if isinstance(value, list):  # [{role, content}, ...]
+        users = [m.get("content") for m in value if isinstance(m, dict) and m.get("role") == "user"]
+        return users[-1] if users else value
+    if isinstance(value, str):
+        turns = _USER_TURN.findall(value)
+        return _VISION.sub("[image] ", turns[-1] if turns else value)
+    return value
+
+
+def _previews(
+    index: StepIndex, positions: Iterable[int], preview: Callable[[bytes], str | None]
+) -> dict[int, str | None]:
     wanted = [p for p in positions if 0 <= p < len(index)]
     previews: dict[int, str | None] = {}
     if not wanted:
@@ -35,18 +68,21 @@ def response_previews(
         fd = f.fileno()
         for position in wanted:
             start, end = index.starts[position], index.ends[position]
-            previews[position] = _preview(os.pread(fd, end - start, start), chars)
+            previews[position] = preview(os.pread(fd, end - start, start))
         index.check_same(f)  # a rewritten file would have given us other lines' bytes
     return previews
 
 
-def _preview(data: bytes, chars: int) -> str | None:
+def _preview(
+    data: bytes, key: str, chars: int, pick: Callable[[Any], Any] = lambda value: value
+) -> str | None:
     try:
-        value = decode_line(data).value("response")
+        value = decode_line(data).value(key)
     except LineError:
         return None
     if value is None:
         return None
+    value = pick(value)
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     # Enough of the text to fill `chars` after collapsing whitespace, without splitting it all.
     head = " ".join(text[: chars * 4].split())

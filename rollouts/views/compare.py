@@ -23,6 +23,7 @@ from ..presentation.worddiff import WORDS_COMPARED
 from ..runs import catalog_of, current_run, data_dir_of, get_catalog
 from ..store import BadRequest, Catalog, Columns, NotFound, StepIndex, step_filename
 from ..store.compare import SOLVED_ABOVE, compare_steps, prompt_groups
+from ..store.previews import prompt_previews
 from ..store.promptid import parse_prompt_id
 from .decorators import api, page
 from .header import header_context
@@ -103,7 +104,12 @@ def compare_context(request: HttpRequest, bucket: str) -> dict[str, Any]:
     if request.GET.get("threshold"):
         params["threshold"] = request.GET["threshold"]
     page_url = app_url(request, "compare", bucket=bucket) + "?" + urlencode(params)
-    for flip in result["flipped"][:FLIPPED_LISTED]:
+    listed = result["flipped"][:FLIPPED_LISTED]
+    # What the prompt asks, and its dataset, so a flip reads without opening it.
+    questions = prompt_previews(a.index, [flip["a"]["position"] for flip in listed])
+    for flip in listed:
+        flip["prompt"] = questions.get(flip["a"]["position"])
+        flip["dataset"] = _dataset(a.columns, flip["a"]["position"])
         flip["a"]["url"] = a.sample_url(request, flip["a"]["position"])
         flip["b"]["url"] = b.sample_url(request, flip["b"]["position"])
         flip["side_by_side_url"] = f"{page_url}&prompt={flip['prompt_id']}#rv-pair"
@@ -115,10 +121,15 @@ def compare_context(request: HttpRequest, bucket: str) -> dict[str, Any]:
         "rows": result["rows"],
         "prompts_in_both": result["prompts_in_both"],
         "flipped_total": len(result["flipped"]),
-        "flipped": result["flipped"][:FLIPPED_LISTED],
+        "flipped": listed,
     }
     prompt = request.GET.get("prompt")
     return {"data": data, "a": a, "b": b, "page_url": page_url, "prompt": prompt}
+
+
+def _dataset(columns: Columns, row: int) -> str | None:
+    value = columns.value("dataset", row) if "dataset" in columns.categorical else None
+    return value if isinstance(value, str) else None
 
 
 def _pair(request: HttpRequest, a: Side, b: Side, prompt: str) -> dict[str, Any]:
@@ -170,6 +181,7 @@ def compare_page(request: HttpRequest, bucket: str) -> HttpResponse:
             "json_url": json_url,
             "form_url": app_url(request, "compare", bucket=bucket),
             "step_names": [s["name"] for s in context["steps"]],
+            "has_datasets": any(f["dataset"] is not None for f in data["flipped"]),
         }
     )
     if not built["a"].explicit_run:  # the prompt's page in this run, beside each flip

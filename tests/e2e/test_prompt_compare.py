@@ -156,12 +156,23 @@ def test_two_runs_compared_with_numbers_worked_out_by_hand(viewer: ServerProcess
         (pid(P), -1.0, "a"),
         (pid(S), 0.75, "b"),
     ]
+    # What each prompt asks (a chat prompt by its user turn), and its dataset in step a.
+    assert [(f["prompt"], f["dataset"]) for f in got["flipped"]] == [
+        ("What is 6 x 7? 答案?", "math"),
+        ("flips up", "code"),
+    ]
     first = got["flipped"][0]
     assert first["a"]["url"] == "/runs/alpha/train/2/sample/0/"
     assert first["b"]["url"] == "/runs/beta/train/1/sample/0/"
     page = html(viewer, first["side_by_side_url"].split("#")[0])
     assert sides(page) == ["step 2, line 1", "step beta:1, line 1"]
     assert f'data-prompt-id="{pid(S)}"' in page
+
+
+def test_a_flipped_prompt_is_shown_by_its_question_escaped(viewer: ServerProcess):
+    page = html(viewer, "/runs/alpha/train/compare/")  # steps 1 and 2: Q flipped
+    assert "Write &lt;b&gt;fizzbuzz&lt;/b&gt;" in page
+    assert "<b>fizzbuzz" not in page
 
 
 def test_compare_defaults_and_links_from_the_step_pages(viewer: ServerProcess):
