@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.urls import include, path, register_converter
 
 from .views import api, navigation, samples, stats, training, training_page, trends
+from .views import search as search_views
 
 app_name = "rollouts"
 
@@ -38,12 +39,14 @@ data_dir_patterns = [
     path(f"{_step}/group/<int:group>", stats.api_group, name="api-group"),
     path("api/jsonl/<str:bucket>/trends", trends.api_trends, name="api-trends"),
     path("api/jsonl/<str:bucket>/poll", trends.api_poll, name="api-poll"),
+    path("api/jsonl/<str:bucket>/search", search_views.api_search, name="api-search"),
     path(_view, samples.api_view_step, name="api-view-step"),
     path(f"{_view}/sample/<int:position>", samples.api_view_sample, name="api-view-sample"),
     # Anything else under api/ answers in the API's own error shape, not an HTML 404 page.
     path("api/<path:rest>", api.api_not_found, name="api-not-found"),
     path("<str:bucket>/", navigation.bucket_page, name="bucket"),
     path("<str:bucket>/trends/", trends.trends_page, name="trends"),
+    path("<str:bucket>/search/", search_views.search_page, name="search"),
     path("<str:bucket>/<step:step>/stats/", stats.step_stats_page, name="step-stats"),
     path("<str:bucket>/<step:step>/group/<int:group>/", stats.group_page, name="group"),
     path("<str:bucket>/<step:step>/", samples.step_page, name="step"),

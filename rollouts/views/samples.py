@@ -35,6 +35,7 @@ from ..store import (
 )
 from .decorators import Redirect, api, page, render_sample_page
 from .header import header_context
+from .search_nav import search_navigation
 from .responses import JSON_TYPE, json_response, with_raw
 
 # Steps up to this size get their columns before the first page (well under 0.1 s), so small
@@ -177,6 +178,7 @@ def sample_context(
         context["group_index"] = group
         group_url = app_url(request, "group", bucket=bucket, step=step, group=group)
         context["group_url"] = f"{group_url}?from={position}"  # the group page marks this one
+    context.update(search_navigation(request, bucket, step, position, values))
     context["choices"] = _choices(index, values, selection)
     return context, HTTPStatus.OK
 
