@@ -12,34 +12,21 @@ found and a cursor to go on from: one request never holds a worker for long.
 
 from __future__ import annotations
 
-import os
 import re
 import time
-from bisect import bisect_right
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .catalog import Catalog
-from .errors import BadRequest, StepChanged, StoreError
+from .errors import BadRequest, StoreError
 from .files import StepFile
-from .index import StepIndex
 from .searchquery import Matcher, Query, Snippet, field_texts, snippet_of
+from .searchscan import Budget, Clock, scan_lines
 
-BLOCK_BYTES = 4 * 1024 * 1024  # read at once: big enough that each find call is worth it
-DEFAULT_SECONDS = 1.0
+DEFAULT_BUDGET = Budget()
 MAX_LIMIT = 1000
 DEFAULT_LIMIT = 100
 _CURSOR = re.compile(r"([0-9]{1,30})\.([0-9]{1,18})\.([0-9]{1,9})\Z")
 _RANGE = re.compile(r"([0-9]{1,30})?-([0-9]{1,30})?\Z|([0-9]{1,30})\Z")
-
-
-@dataclass(frozen=True, slots=True)
-class Budget:
-    """How much one answer may scan: seconds of wall-clock time, and at most `lines` lines
-    (a test's deterministic slices); at least one block is always scanned."""
-
-    seconds: float | None = DEFAULT_SECONDS
-    lines: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,23 +113,6 @@ class SearchResult:
     per_step: list[StepCount] = field(default_factory=list)
 
 
-class _Clock:
-    def __init__(self, budget: Budget) -> None:
-        self.budget = budget
-        self.started = time.monotonic()
-        self.lines = 0
-
-    def lines_left(self) -> int | None:
-        limit = self.budget.lines
-        return None if limit is None else max(1, limit - self.lines)
-
-    def spent(self) -> bool:
-        budget = self.budget
-        if budget.lines is not None and self.lines >= budget.lines:
-            return True
-        return budget.seconds is not None and time.monotonic() - self.started >= budget.seconds
-
-
 def search(
     catalog: Catalog,
     bucket: str,
@@ -151,7 +121,7 @@ def search(
     *,
     limit: int = DEFAULT_LIMIT,
     after: Cursor | None = None,
-    budget: Budget = Budget(),
+    budget: Budget = DEFAULT_BUDGET,
     stop_at_limit: bool = False,
 ) -> SearchResult:
     """One slice of the search: hits (up to `limit` over the whole search, counted through the
@@ -160,7 +130,7 @@ def search(
     With `stop_at_limit`, the slice ends at the `limit`-th hit (the sample page's next match).
     """
     matcher = query.matcher()
-    clock = _Clock(budget)
+    clock = Clock(budget)
     files = [s for s in catalog.steps(bucket) if s.step in steps]
     result = SearchResult(total_steps=len(files))
     hits_before = after.hits if after is not None else 0
@@ -194,6 +164,7 @@ def search(
             result.done = False
             result.cursor = Cursor(files[number + 1].name, 0, hits_before + len(result.hits))
             break
+    result.scanned_bytes = clock.bytes
     result.elapsed_s = round(time.monotonic() - clock.started, 4)
     return result
 
@@ -208,7 +179,7 @@ def _scan_step(
     step_file: StepFile,
     start: int,
     matcher: Matcher,
-    clock: _Clock,
+    clock: Clock,
     result: SearchResult,
     room: int,
     stop_at_limit: bool,
@@ -222,9 +193,7 @@ def _scan_step(
     count = StepCount(step_file.step, step_file.name, len(index))
     result.per_step.append(count)
     try:
-        for position, line_end, found in scan_lines(
-            index, matcher, start, len(index), clock, result
-        ):
+        for position, line_end, found in scan_lines(index, matcher, start, len(index), clock):
             if found is not None:
                 count.matches += 1
                 if len(result.hits) < room:
@@ -246,85 +215,6 @@ def _scan_step(
     except (OSError, StoreError):  # rewritten, truncated or removed meanwhile
         return None
     return None
-
-
-Found = tuple[str, str, re.Match[str]]
-
-
-def scan_lines(
-    index: StepIndex,
-    matcher: Matcher,
-    first: int,
-    stop: int,
-    clock: _Clock,
-    result: SearchResult,
-) -> Iterator[tuple[int, int | None, Found | None]]:
-    """(position, block end, match) of each matching line of positions [first, stop), and
-    (last position, block end, None) after each block, where the caller may stop."""
-    starts, ends = index.starts, index.ends
-    buffer = bytearray(BLOCK_BYTES)
-    with open(index.path, "rb") as f:
-        fd = f.fileno()
-        position = first
-        while position < stop:
-            block_first, base = position, starts[position]
-            cap = max(BLOCK_BYTES, ends[position] - base)
-            lines_left = clock.lines_left()
-            last = stop if lines_left is None else min(stop, position + lines_left)
-            position += 1
-            while position < last and ends[position] - base <= cap:
-                position += 1
-            size = ends[position - 1] - base
-            if size > len(buffer):
-                buffer = bytearray(size)
-            view = memoryview(buffer)[:size]
-            if os.preadv(fd, [view], base) < size:
-                raise StepChanged(f"{index.name} shrank while it was searched")
-            index.check_same(f)  # rewritten meanwhile: StepChanged (growth is fine)
-            clock.lines += position - block_first
-            result.scanned_bytes += size
-            for candidate in _candidates(
-                matcher, buffer, size, base, starts, ends, block_first, position
-            ):
-                data = bytes(view[starts[candidate] - base : ends[candidate] - base])
-                found = _confirm(matcher, data)
-                if found is not None:
-                    yield candidate, None, found
-            view.release()
-            yield position - 1, position, None
-
-
-def _candidates(
-    matcher: Matcher,
-    buffer: bytearray,
-    size: int,
-    base: int,
-    starts: object,
-    ends: object,
-    first: int,
-    stop: int,
-) -> list[int]:
-    """Positions in [first, stop) whose bytes hold one of the needles, in file order."""
-    needles = matcher.needles
-    if needles is None:
-        return list(range(first, stop))
-    haystack = buffer.lower() if matcher.lower else buffer
-    found: set[int] = set()
-    for needle in needles:
-        at = haystack.find(needle, 0, size)
-        while at >= 0:
-            position = bisect_right(starts, base + at, first, stop) - 1  # type: ignore[call-overload]
-            found.add(position)
-            at = haystack.find(needle, ends[position] - base, size)  # type: ignore[index]
-    return sorted(found)
-
-
-def _confirm(matcher: Matcher, data: bytes) -> Found | None:
-    found = matcher.match(data)
-    if found is None:
-        return None
-    name, match = found
-    return name, match.string, match
 
 
 def adjacent_match(
@@ -352,7 +242,7 @@ def adjacent_match(
         )
         return found.hits[0] if found.hits else None
     matcher = query.matcher()
-    clock = _Clock(budget)
+    clock = Clock(budget)
     files = [s for s in catalog.steps(bucket) if s.step in steps]
     key = (int(step), step)
     for step_file in reversed([s for s in files if (s.step, s.name) <= key]):
@@ -363,7 +253,7 @@ def adjacent_match(
         stop = min(position, len(index)) if step_file.name == step else len(index)
         last: Hit | None = None
         try:
-            for at, block_end, match in scan_lines(index, matcher, 0, stop, clock, SearchResult()):
+            for at, block_end, match in scan_lines(index, matcher, 0, stop, clock):
                 if block_end is not None and block_end < stop and clock.spent():
                     return None
                 if match is not None:

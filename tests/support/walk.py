@@ -44,17 +44,30 @@ ROUTES: dict[str, list[tuple[str, str]]] = {
     "api-group": [("GET", API + "/group/0"), ("GET", API + "/group/999")],
     "api-trends": [("GET", "/api/jsonl/train/trends"), ("GET", "/api/jsonl/train/trends?after=x")],
     "api-poll": [("GET", "/api/jsonl/train/poll?after=0&size=1&watch={f}&watch_size=1")],
+    "api-search": [
+        ("GET", "/api/jsonl/train/search?q=answer"),
+        ("GET", "/api/jsonl/train/search?q=(&regex=1"),
+        ("GET", "/api/jsonl/train/search?q=x&steps=9-1&after=bad"),
+        ("GET", "/api/jsonl/nope/search?q=x"),
+    ],
     "api-view-step": [("GET", "/api/view/train/" + a) for a in STEP_ARGS],
     "api-view-sample": [("GET", "/api/view/train/{s}/sample/" + str(p)) for p in (0, 1, 2, 999)],
     "bucket": [("GET", "/train/"), ("GET", "/eval/"), ("GET", "/nope/")],
     "trends": [("GET", "/train/trends/"), ("GET", "/nope/trends/")],
+    "search": [
+        ("GET", "/train/search/"),
+        ("GET", "/train/search/?q=answer&field=response"),
+        ("GET", "/train/search/?q=(&regex=1"),
+        ("GET", "/nope/search/?q=x"),
+    ],
     "step-stats": [("GET", "/train/{s}/stats/")],
     "group": [("GET", "/train/{s}/group/0/"), ("GET", "/train/{s}/group/999/")],
     "step": [
         ("GET", "/train/" + a.replace("?", "/?") + ("" if "?" in a else "/")) for a in STEP_ARGS
     ]
     + [("POST", "/train/{s}/")],
-    "sample": [("GET", f"/train/{{s}}/sample/{p}/") for p in (0, 1, 2, 3, 999)],
+    "sample": [("GET", f"/train/{{s}}/sample/{p}/") for p in (0, 1, 2, 3, 999)]
+    + [("GET", "/train/{s}/sample/0/?q=answer"), ("GET", "/train/{s}/sample/0/?q=(&regex=1")],
     "api-not-found": [("GET", "/api/nothing/here"), ("POST", "/api/jsonl/x")],
     "not-found": [("GET", "/train/abc/"), ("GET", "/train/{s}/sample/x/"), ("GET", "/nope/1/x")],
 }
