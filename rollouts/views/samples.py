@@ -35,8 +35,8 @@ from ..store import (
 )
 from .decorators import Redirect, api, page, render_sample_page
 from .header import header_context
-from .search_nav import search_navigation
 from .responses import JSON_TYPE, json_response, with_raw
+from .search_nav import search_navigation
 
 # Steps up to this size get their columns before the first page (well under 0.1 s), so small
 # steps never show a provisional ordering; bigger ones show the first sample at once instead.

@@ -362,7 +362,6 @@ def test_every_url_on_a_page_is_inside_the_mount_point(client, write_step):
         "/static/rollouts/focus.js",
         "/static/rollouts/keys.js",
         "/static/rollouts/readable.js",  # the sample page's own, after viewer.js
-        "/static/rollouts/search-sample.js",  # marks a search's matches, after readable.js
     ]
     assert "defer" not in p.scripts[0] and "async" not in p.scripts[0], "theme before paint"
     assert all("defer" in script for script in p.scripts[1:])

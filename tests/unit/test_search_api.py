@@ -105,6 +105,7 @@ def test_a_sample_opened_from_a_search_moves_among_the_matches(client):
     assert f'data-prev-url="{PREFIX}/train/1/sample/0/?q=hi"' in page
     assert f'data-next-url="{PREFIX}/train/2/sample/0/?q=hi"' in page
     assert 'data-next-step="2"' in page and 'id="rv-search-nav"' in page
+    assert "search-sample.js" in page  # loaded only on a search's sample pages
     # Within one step: steps=1 keeps the search there.
     page = client.get(PREFIX + "/train/1/sample/2/", {"q": "hi", "steps": "1"}).content.decode()
     assert "data-next-url" not in page.split('id="rv-sample"')[1].split(">")[0]
