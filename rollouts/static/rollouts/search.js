@@ -149,7 +149,7 @@
   // The list holds the first hits of the whole search only: a step's other hits are asked for.
   function fetchStep(step) {
     stepHits[step] = true;
-    var url = withParams(searchUrl, { steps: String(step), after: null });
+    var url = withParams(searchUrl, { steps: String(step), after: null, limit: "1000" });
     (function more(from) {
       getJson(from ? withParams(url, { after: from }) : url).then(function (body) {
         var list = byId("rv-hits"), known = {};
