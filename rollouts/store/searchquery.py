@@ -33,11 +33,9 @@ MAX_QUERY_CHARS = 1000
 SNIPPET_CONTEXT = 80  # characters shown on each side of the match
 SNIPPET_MATCH = 200  # a longer match is cut here
 MAX_NESTING = 64  # a label nested deeper is not searched below this
-# ASCII letters that `re.IGNORECASE` also matches to a non-ASCII letter (U+0130, U+0131,
-# U+212A KELVIN SIGN, U+017F LONG S): an ASCII-lowered file does not hold every form of them,
-# so they anchor nothing.
-_UNSAFE_ASCII = frozenset("iks")
-_CASED = "".join(chr(c) for c in range(0x80, 0x1F000) if not 0xD800 <= c < 0xE000)
+# Every character that may have case (the ASCII letters and beyond): what a character's case
+# forms are looked up in.
+_CASED = "".join(chr(c) for c in range(0x41, 0x1F000) if not 0xD800 <= c < 0xE000)
 
 
 class _Texts(msgspec.Struct):
@@ -170,7 +168,12 @@ def snippet_of(text: str, found: re.Match[str]) -> Snippet:
 # -- compiling ---------------------------------------------------------------------------------
 def _matcher(query: Query) -> Matcher:
     flags = 0 if query.case else re.IGNORECASE
-    source = query.text if query.regex else re.escape(query.text)
+    if query.regex:
+        source = query.text
+    elif query.case:
+        source = re.escape(query.text)
+    else:
+        source, flags = _caseless_literal(query.text), 0
     try:
         pattern = re.compile(source, flags)
     except (re.error, OverflowError, RecursionError) as exc:
@@ -180,7 +183,7 @@ def _matcher(query: Query) -> Matcher:
     else:
         runs, ignore_case = [query.text], not query.case
     if ignore_case:
-        runs = [piece for run in runs for piece in _caseless_pieces(run)]
+        runs = [piece for run in runs for piece in _caseless_pieces(run, not query.regex)]
     runs = [run for run in runs if run]
     if not runs:
         return Matcher(query, pattern, None, False)
@@ -191,6 +194,21 @@ def _matcher(query: Query) -> Matcher:
     return Matcher(query, pattern, needles, ignore_case)
 
 
+def _caseless_literal(text: str) -> str:
+    """A case-insensitive literal as a pattern: an ASCII letter matches its two ASCII forms only
+    (not U+0130, U+0131, U+212A KELVIN SIGN or U+017F LONG S, as `re.IGNORECASE` would: they are
+    other letters, and a lower-cased file finds the ASCII ones fast), any other letter every
+    form `re.IGNORECASE` gives it (É for é)."""
+    parts = []
+    for char in text:
+        if char.isascii():
+            pair = char.lower() + char.upper()
+            parts.append(f"[{pair}]" if char.isalpha() else re.escape(char))
+        else:
+            parts.append(f"(?i:{re.escape(char)})")
+    return "".join(parts)
+
+
 def encodings(text: str) -> tuple[bytes, ...]:
     """`text` as it appears inside a JSON string, as the writers we know write it."""
     raw = json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
@@ -199,12 +217,13 @@ def encodings(text: str) -> tuple[bytes, ...]:
     return tuple(dict.fromkeys((raw, ascii_form, upper)))
 
 
-def _caseless_pieces(text: str) -> list[str]:
+def _caseless_pieces(text: str, ascii_pairs: bool) -> list[str]:
     """The runs of `text` whose characters have every case form in an ASCII-lowered file: ASCII
-    (but i, k, s) and characters without case (CJK, digits, punctuation)."""
+    (but i, k and s in a regex: `re.IGNORECASE` matches them to non-ASCII letters too, unless
+    `ascii_pairs`) and characters without case (CJK, digits, punctuation)."""
     pieces, current = [], []
     for char in text:
-        if _case_safe(char):
+        if _case_safe(char, ascii_pairs):
             current.append(char)
         else:
             pieces.append("".join(current))
@@ -214,10 +233,11 @@ def _caseless_pieces(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _case_safe(char: str) -> bool:
+def _case_safe(char: str, ascii_pairs: bool) -> bool:
+    others = set(re.findall(re.escape(char), _CASED.replace(char, ""), re.IGNORECASE))
     if char.isascii():
-        return char.lower() not in _UNSAFE_ASCII
-    return not re.search(re.escape(char), _CASED.replace(char, ""), re.IGNORECASE)
+        return ascii_pairs or others <= {char.lower(), char.upper()}
+    return not others
 
 
 def _required_literals(source: str, flags: int) -> tuple[list[str], bool]:

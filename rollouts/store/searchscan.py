@@ -16,8 +16,8 @@ import os
 import re
 import time
 from bisect import bisect_right
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from .errors import StepChanged
@@ -30,7 +30,7 @@ BLOCK_BYTES = 1024 * 1024  # lines decoded at once when every line is a candidat
 # the digits and separators of token arrays, JSON's punctuation); bytes not listed are rare.
 COMMON_BYTES = b' ,0123456789."etaoinshrdlcumwfgypb:vk\\-_\nTASIMCBPDRHWEFLNOGjxqz'
 # A probe byte seen more often than once in this many bytes is no help: use plain find.
-PROBE_MIN_SPACING = 1024
+PROBE_MIN_SPACING = 256
 DEFAULT_SECONDS = 1.0
 
 
@@ -84,33 +84,59 @@ def scan_lines(
 
 @dataclass(slots=True)
 class _Needle:
+    """A needle and its probe: its rarest byte (both cases of it when the needle is lower-cased
+    for a case-insensitive search, and the chunk is not)."""
+
     text: bytes
-    probe: bytes  # its rarest byte
+    caseless: bool
+    probes: tuple[bytes, ...]
     at: int  # where the probe is in the needle
     probing: bool = True  # False once the probe proved common in this file
-    misses: int = field(default=0)
+    misses: int = 0
 
     @classmethod
-    def of(cls, text: bytes) -> _Needle:
+    def of(cls, text: bytes, caseless: bool) -> _Needle:
         rank = {byte: i for i, byte in enumerate(COMMON_BYTES)}
         at = max(range(len(text)), key=lambda i: (rank.get(text[i], len(COMMON_BYTES)), i))
-        return cls(text, text[at : at + 1], at)
+        probe = text[at : at + 1]
+        probes = tuple(dict.fromkeys((probe, probe.upper()))) if caseless else (probe,)
+        return cls(text, caseless, probes, at)
 
-    def find(self, hay: bytes | bytearray, start: int, end: int) -> int:
-        """The first occurrence in hay[start:end] (whole), or -1."""
+    def find(self, hay: bytearray, start: int, end: int, lowered: Callable[[], bytes]) -> int:
+        """The first whole occurrence in hay[start:end], or -1 (`lowered`: the chunk
+        lower-cased, for a case-insensitive plain find)."""
         if not self.probing:
-            return hay.find(self.text, start, end)
-        at, probe, text = self.at, self.probe, self.text
-        found = hay.find(probe, start + at, end)
+            return (lowered() if self.caseless else hay).find(self.text, start, end)
+        text, at, size = self.text, self.at, len(self.text)
+        if len(self.probes) == 1 and not self.caseless:
+            probe = self.probes[0]
+            found = hay.find(probe, start + at, end)
+            misses = 0
+            while found >= 0:
+                if hay.startswith(text, found - at, end):
+                    self.misses += misses
+                    return found - at
+                misses += 1
+                found = hay.find(probe, found + 1, end)
+            self.misses += misses
+            return -1
+        heads = [hay.find(probe, start + at, end) for probe in self.probes]
         misses = 0
-        while found >= 0:
-            if hay.startswith(text, found - at, end):
+        while True:
+            live = [h for h in heads if h >= 0]
+            if not live:
                 self.misses += misses
-                return found - at
+                return -1
+            found = min(live)
+            begin = found - at
+            if begin + size <= end and hay[begin : begin + size].lower() == text:
+                self.misses += misses
+                return begin
             misses += 1
-            found = hay.find(probe, found + 1, end)
-        self.misses += misses
-        return -1
+            heads = [
+                hay.find(probe, found + 1, end) if head == found else head
+                for probe, head in zip(self.probes, heads, strict=True)
+            ]
 
     def check(self, scanned: int) -> None:
         if self.probing and self.misses * PROBE_MIN_SPACING > scanned:
@@ -122,7 +148,7 @@ def _scan_chunks(
 ) -> Iterator[tuple[int, int | None, Found | None]]:
     starts, ends = index.starts, index.ends
     assert matcher.needles is not None
-    needles = [_Needle.of(text) for text in matcher.needles]
+    needles = [_Needle.of(text, matcher.lower) for text in matcher.needles]
     overlap = max(len(n.text) for n in needles) - 1
     buffer = bytearray(CHUNK_BYTES + overlap)
     fd = f.fileno()
@@ -141,14 +167,20 @@ def _scan_chunks(
         index.check_same(f)  # rewritten meanwhile: StepChanged (growth is fine)
         # Every match starting before `done` is in this chunk; later ones, in the next.
         done = chunk_end if chunk_end == limit else chunk_end - overlap
-        hay: bytes | bytearray = bytes(view).lower() if matcher.lower else buffer
+        memo: list[bytes] = []
+
+        def lowered() -> bytes:
+            if not memo:
+                memo.append(bytes(view).lower())
+            return memo[0]
+
         candidates: set[int] = set()
         for needle in needles:
-            at = needle.find(hay, 0, size)
+            at = needle.find(buffer, 0, size, lowered)
             while 0 <= at < done - offset:
                 line = bisect_right(starts, offset + at, position, stop) - 1  # type: ignore[call-overload]
                 candidates.add(line)
-                at = needle.find(hay, max(ends[line] - offset, at + 1), size)
+                at = needle.find(buffer, max(ends[line] - offset, at + 1), size, lowered)
             needle.check(scanned + size)
         following = bisect_right(ends, done, position, stop)  # type: ignore[call-overload]
         for line in sorted(candidates):

@@ -77,7 +77,12 @@ def test_case_insensitive_by_default_and_case_sensitive_on_request(two_writers):
 
 def test_case_folding_reaches_non_ascii_forms(data_dir):
     write(data_dir, 1, [{"response": "KELVIN \u212a"}, {"response": "\u00c9T\u00c9"}, {"response": "x"}])
-    assert hits(find(data_dir, "k")) == [(1, 0, "response")]
+    write(data_dir, 2, [{"response": "\u0131 apolog\u017fe"}], ensure_ascii=True)  # dotless i, long s
+    # A literal's ASCII letter matches its two ASCII forms only; a regex folds as re.IGNORECASE.
+    assert hits(find(data_dir, "k")) == [(1, 0, "response")]  # KELVIN, not the KELVIN SIGN
+    assert hits(find(data_dir, "I APOLOGSE")) == []
+    assert hits(find(data_dir, "I APOLOGSE", regex=True)) == [(2, 0, "response")]
+    assert hits(find(data_dir, "\u212a", regex=True)) == [(1, 0, "response")]
     assert [h.snippet.match for h in find(data_dir, "\u00e9t\u00e9").hits] == ["\u00c9T\u00c9"]
 
 
