@@ -10,16 +10,20 @@ steps of about 8 MB (`rollouts.demo.make_sample` records, "I apologize" put at t
 share of the responses that grows with the step, so the per-step curve rises). Every file is
 read once first, so it sits in the OS page cache: the figures are for a warm disk.
 
-Printed: a literal search of the big step (the median of 5) and `grep -c -F` of the same literal
-on the same file (median of 5), with their ratio; the same literal over the whole bucket, as a
-client gets it (slices of the server's default budget until done, each step's index built once
-before, as a page that has shown the bucket has them); regex searches with their slices.
+Printed: the load average (the machine is shared: figures taken under load are slower); a
+literal search of the big step (the median of 3) and `grep -c -F` of the same literal on the
+same file (median of 3), with their ratio, for a literal the step lacks and one in most of its
+lines (every such line is decoded to confirm it); a rare and a frequent literal over the whole
+bucket, as a client gets them (slices of the server's default budget until done, each step's
+line table built once before, as a page that has shown the bucket has them); regex searches
+with their slices.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import statistics
@@ -38,8 +42,9 @@ from rollouts.store.search import Budget, Cursor, SearchResult, StepRange, searc
 from rollouts.store.searchquery import Query  # noqa: E402
 
 MB = 1_000_000
-REPEATS = 5
+REPEATS = 3
 LITERAL = "I apologize"  # absent from the big step: the scan itself, candidates decoded: none
+RARE = "As an AI language model"  # in 0.2 % of the bucket's responses
 FREQUENT = "\\boxed{"  # in most responses of the big step: every such line decoded
 REGEXES = (r"apologi[sz]e\b", r"\b(?:sorry|apologi[sz]e)\b")
 TARGET_BIG_S, TARGET_GREP_RATIO, TARGET_BUCKET_S = 0.5, 2.0, 1.5
@@ -64,10 +69,13 @@ def write_bucket(root: Path, steps: int, step_mb: float) -> Path:
     for step in range(steps):
         share = 0.02 + 0.3 * step / max(1, steps - 1)
         step_rng = random.Random(f"bench-search:{step}")
+        rare = b'"response": "' + RARE.encode() + b", "
         with (train / f"{step}.jsonl").open("wb") as f:
             for line in lines:
                 if step_rng.random() < share:
                     line = line.replace(b'"response": "', b'"response": "I apologize, ', 1)
+                if step_rng.random() < 0.002:
+                    line = line.replace(b'"response": "', rare, 1)
                 f.write(line)
     return root / "bucket"
 
@@ -139,6 +147,7 @@ def main() -> int:
         bucket_dir = write_bucket(root, args.steps, args.step_mb)
         steps = sorted((bucket_dir / "train").glob("*.jsonl"))
         warm([big, *steps])
+        print("load average: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
         size = big.stat().st_size
         print(
             f"big step: {size / MB:.0f} MB; bucket: {len(steps)} steps x "
@@ -178,17 +187,18 @@ def main() -> int:
             f"bucket: line tables of {len(steps)} steps built in"
             f" {time.perf_counter() - started:.2f} s (once, before the searches)"
         )
-        runs = [
-            whole_search(bucket, "train", Query(LITERAL, case=True), SLICE_SECONDS)
-            for _ in range(REPEATS)
-        ]
-        best = median_of([r["s"] for r in runs])
-        last = runs[-1]
-        print(
-            f"literal {LITERAL!r} in the bucket: {best:.3f} s in {last['slices']} slice(s),"
-            f" {last['matches']} matching samples ({last['bytes'] / MB:.0f} MB scanned);"
-            f" target < {TARGET_BUCKET_S} s: {verdict(best, TARGET_BUCKET_S)}"
-        )
+        for literal in (RARE, LITERAL):
+            runs = [
+                whole_search(bucket, "train", Query(literal, case=True), SLICE_SECONDS)
+                for _ in range(REPEATS)
+            ]
+            best = median_of([r["s"] for r in runs])
+            last = runs[-1]
+            print(
+                f"literal {literal!r} in the bucket: {best:.3f} s in {last['slices']} slice(s),"
+                f" {last['matches']} matching samples ({last['bytes'] / MB:.0f} MB scanned);"
+                f" target < {TARGET_BUCKET_S} s: {verdict(best, TARGET_BUCKET_S)}"
+            )
         ci = whole_search(bucket, "train", Query(LITERAL.lower()), SLICE_SECONDS)
         print(
             f"  case-insensitive {LITERAL.lower()!r}: {ci['s']:.3f} s in {ci['slices']} slice(s),"

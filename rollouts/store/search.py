@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .catalog import Catalog
@@ -257,14 +258,14 @@ def adjacent_match(
                 if block_end is not None and block_end < stop and clock.spent():
                     return None
                 if match is not None:
-                    name, text, found = match
+                    name, text, where = match
                     last = Hit(
                         step_file.step,
                         step_file.name,
                         at,
                         index.lines[at],
                         name,
-                        snippet_of(text, found),
+                        snippet_of(text, where),
                     )
         except (OSError, StoreError):
             continue
@@ -275,7 +276,7 @@ def adjacent_match(
     return None
 
 
-def match_spans(query: Query, values: dict[str, object]) -> dict[str, list[str]]:
+def match_spans(query: Query, values: Mapping[str, object]) -> dict[str, list[str]]:
     """Per field, the distinct texts the query matches in a decoded sample (for highlighting
     them on its page), at most 20 per field."""
     pattern = query.matcher().pattern

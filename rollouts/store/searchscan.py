@@ -18,7 +18,7 @@ import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from io import BufferedReader
 
 from .errors import StepChanged
 from .index import StepIndex
@@ -143,8 +143,21 @@ class _Needle:
             self.probing = False
 
 
+class _Lowered:
+    """The chunk lower-cased, made when a case-insensitive plain find first asks for it."""
+
+    def __init__(self, view: memoryview) -> None:
+        self.view = view
+        self.value: bytes | None = None
+
+    def __call__(self) -> bytes:
+        if self.value is None:
+            self.value = bytes(self.view).lower()
+        return self.value
+
+
 def _scan_chunks(
-    index: StepIndex, matcher: Matcher, first: int, stop: int, clock: Clock, f: BinaryIO
+    index: StepIndex, matcher: Matcher, first: int, stop: int, clock: Clock, f: BufferedReader
 ) -> Iterator[tuple[int, int | None, Found | None]]:
     starts, ends = index.starts, index.ends
     assert matcher.needles is not None
@@ -167,22 +180,16 @@ def _scan_chunks(
         index.check_same(f)  # rewritten meanwhile: StepChanged (growth is fine)
         # Every match starting before `done` is in this chunk; later ones, in the next.
         done = chunk_end if chunk_end == limit else chunk_end - overlap
-        memo: list[bytes] = []
-
-        def lowered() -> bytes:
-            if not memo:
-                memo.append(bytes(view).lower())
-            return memo[0]
-
+        lowered = _Lowered(view)
         candidates: set[int] = set()
         for needle in needles:
             at = needle.find(buffer, 0, size, lowered)
             while 0 <= at < done - offset:
-                line = bisect_right(starts, offset + at, position, stop) - 1  # type: ignore[call-overload]
+                line = bisect_right(starts, offset + at, position, stop) - 1
                 candidates.add(line)
                 at = needle.find(buffer, max(ends[line] - offset, at + 1), size, lowered)
             needle.check(scanned + size)
-        following = bisect_right(ends, done, position, stop)  # type: ignore[call-overload]
+        following = bisect_right(ends, done, position, stop)
         for line in sorted(candidates):
             following = max(following, line + 1)
             start, end = starts[line], ends[line]
@@ -205,7 +212,7 @@ def _scan_chunks(
 
 
 def _scan_every_line(
-    index: StepIndex, matcher: Matcher, first: int, stop: int, clock: Clock, f: BinaryIO
+    index: StepIndex, matcher: Matcher, first: int, stop: int, clock: Clock, f: BufferedReader
 ) -> Iterator[tuple[int, int | None, Found | None]]:
     """Nothing to look for in the raw bytes (a regex without a literal): decode every line,
     a block of whole lines at a time."""

@@ -41,7 +41,7 @@ def hits(result: SearchResult) -> list[tuple[int, int, str]]:
     return [(h.step, h.position, h.field) for h in result.hits]
 
 
-def find(data_dir, text: str, steps: StepRange = StepRange(), **options) -> SearchResult:  # noqa: B008
+def find(data_dir, text: str, steps: StepRange = StepRange(), **options) -> SearchResult:
     return search(Catalog(data_dir), "train", Query(text, **options), steps, budget=NO_LIMIT)
 
 
@@ -56,7 +56,7 @@ def two_writers(data_dir):
 
 
 @pytest.mark.parametrize(
-    "query", ['"stop"\nthen', "C:\\temp\\new", "中文", "\\temp", '\nthen C:\\t']
+    "query", ['"stop"\nthen', "C:\\temp\\new", "中文", "\\temp", "\nthen C:\\t"]
 )
 def test_escapes_and_cjk_find_the_decoded_text_in_both_writers(two_writers, query):
     assert hits(find(two_writers, query, case=True)) == [(1, 0, "response"), (2, 0, "response")]
@@ -70,14 +70,28 @@ def test_the_escaped_form_itself_is_no_match(two_writers):
 
 def test_case_insensitive_by_default_and_case_sensitive_on_request(two_writers):
     loose = find(two_writers, "i apologize")
-    assert hits(loose) == [(1, 1, "prompt"), (1, 2, "response"), (2, 1, "prompt"), (2, 2, "response")]
+    assert hits(loose) == [
+        (1, 1, "prompt"),
+        (1, 2, "response"),
+        (2, 1, "prompt"),
+        (2, 2, "response"),
+    ]
     assert [h.snippet.match for h in loose.hits] == ["I APOLOGIZE", "I apologize"] * 2
-    assert hits(find(two_writers, "I apologize", case=True)) == [(1, 2, "response"), (2, 2, "response")]
+    assert hits(find(two_writers, "I apologize", case=True)) == [
+        (1, 2, "response"),
+        (2, 2, "response"),
+    ]
 
 
 def test_case_folding_reaches_non_ascii_forms(data_dir):
-    write(data_dir, 1, [{"response": "KELVIN \u212a"}, {"response": "\u00c9T\u00c9"}, {"response": "x"}])
-    write(data_dir, 2, [{"response": "\u0131 apolog\u017fe"}], ensure_ascii=True)  # dotless i, long s
+    write(
+        data_dir,
+        1,
+        [{"response": "KELVIN \u212a"}, {"response": "\u00c9T\u00c9"}, {"response": "x"}],
+    )
+    write(
+        data_dir, 2, [{"response": "\u0131 apolog\u017fe"}], ensure_ascii=True
+    )  # dotless i, long s
     # A literal's ASCII letter matches its two ASCII forms only; a regex folds as re.IGNORECASE.
     assert hits(find(data_dir, "k")) == [(1, 0, "response")]  # KELVIN, not the KELVIN SIGN
     assert hits(find(data_dir, "I APOLOGSE")) == []
@@ -93,7 +107,8 @@ def test_field_scoping(two_writers):
     ]  # fmt: skip
     # `any`: a sample counts once, named by its first matching field (response first).
     assert hits(find(two_writers, "stop")) == [
-        (1, 0, "response"), (1, 2, "label"), (1, 5, "response"), (2, 0, "response"), (2, 2, "label"),
+        (1, 0, "response"), (1, 2, "label"), (1, 5, "response"),
+        (2, 0, "response"), (2, 2, "label"),
     ]  # fmt: skip
     assert hits(find(two_writers, "0", field="label")) == [(1, 3, "label"), (2, 3, "label")]
 
@@ -110,9 +125,18 @@ def test_damaged_lines_are_skipped_and_nan_lines_still_searched(two_writers):
 
 
 def test_regex_matches_decoded_text_with_and_without_a_literal(two_writers):
-    assert hits(find(two_writers, r"apolog\w+ for", regex=True)) == [(1, 2, "response"), (2, 2, "response")]
-    assert hits(find(two_writers, r"^\w+ here$", regex=True)) == [(1, 3, "response"), (2, 3, "response")]
-    assert hits(find(two_writers, r"(?-i:I APO)", regex=True)) == [(1, 1, "prompt"), (2, 1, "prompt")]
+    assert hits(find(two_writers, r"apolog\w+ for", regex=True)) == [
+        (1, 2, "response"),
+        (2, 2, "response"),
+    ]
+    assert hits(find(two_writers, r"^\w+ here$", regex=True)) == [
+        (1, 3, "response"),
+        (2, 3, "response"),
+    ]
+    assert hits(find(two_writers, r"(?-i:I APO)", regex=True)) == [
+        (1, 1, "prompt"),
+        (2, 1, "prompt"),
+    ]
     assert Query(r"apolog\w+ for", regex=True).matcher().needles == (b"apolog",)
     with pytest.raises(BadRequest, match="regular expression"):
         Query("(unclosed", regex=True).matcher()
@@ -137,7 +161,10 @@ def test_step_ranges(two_writers):
 def test_slices_with_a_line_budget_add_up_to_the_whole_search(two_writers):
     catalog, query = Catalog(two_writers), Query("stop")
     whole = search(catalog, "train", query, budget=NO_LIMIT)
-    seen, counts, cursor, slices = [], {}, None, 0
+    seen: list[tuple[int, int, str]] = []
+    counts: dict[int, int] = {}
+    cursor: Cursor | None = None
+    slices = 0
     while True:
         part = search(catalog, "train", query, after=cursor, budget=Budget(None, lines=2))
         slices += 1
@@ -181,7 +208,9 @@ def test_adjacent_matches_cross_steps_both_ways(two_writers):
     catalog, query = Catalog(two_writers), Query("stop")
 
     def near(step: str, position: int, forward: bool):
-        hit = adjacent_match(catalog, "train", query, StepRange(), step, position, forward, NO_LIMIT)
+        hit = adjacent_match(
+            catalog, "train", query, StepRange(), step, position, forward, NO_LIMIT
+        )
         return None if hit is None else (hit.name, hit.position)
 
     assert near("1", 0, True) == ("1", 2)

@@ -17,7 +17,9 @@ PREFIX = "/portal/rollouts"
 def _app(settings, data_dir, write_step):
     settings.ROLLOUTS_DATA_DIR = str(data_dir)
     caches["rollouts"].clear()
-    write_step("train", 1, [sample(0, response='say "hi"\nnow'), sample(1), sample(2, response="hi")])
+    write_step(
+        "train", 1, [sample(0, response='say "hi"\nnow'), sample(1), sample(2, response="hi")]
+    )
     write_step("train", 2, [sample(0, response="nothing"), sample(1, response="HI there")])
 
 
@@ -34,8 +36,18 @@ def test_search_answers_in_the_documented_shape(client):
         "q", "field", "regex", "case", "done", "cursor", "scanned_steps", "total_steps",
         "scanned_bytes", "elapsed_s", "hits", "per_step",
     ]  # fmt: skip
-    assert (data["q"], data["field"], data["regex"], data["case"]) == ('"hi"\nnow', "any", False, False)
-    assert (data["done"], data["cursor"], data["scanned_steps"], data["total_steps"]) == (True, None, 2, 2)
+    assert (data["q"], data["field"], data["regex"], data["case"]) == (
+        '"hi"\nnow',
+        "any",
+        False,
+        False,
+    )
+    assert (data["done"], data["cursor"], data["scanned_steps"], data["total_steps"]) == (
+        True,
+        None,
+        2,
+        2,
+    )
     assert data["per_step"] == [
         {"step": 1, "samples": 3, "matches": 1},
         {"step": 2, "samples": 2, "matches": 0},
