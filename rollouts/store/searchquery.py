@@ -234,6 +234,8 @@ def _caseless_pieces(text: str, ascii_pairs: bool) -> list[str]:
 
 @functools.lru_cache(maxsize=4096)
 def _case_safe(char: str, ascii_pairs: bool) -> bool:
+    if ascii_pairs and char.isascii():
+        return True
     others = set(re.findall(re.escape(char), _CASED.replace(char, ""), re.IGNORECASE))
     if char.isascii():
         return ascii_pairs or others <= {char.lower(), char.upper()}
