@@ -44,11 +44,14 @@ class Budget:
 
 
 class Clock:
+    """What one answer has spent, and the state its steps' scans share."""
+
     def __init__(self, budget: Budget) -> None:
         self.budget = budget
         self.started = time.monotonic()
         self.lines = 0  # scanned so far
         self.bytes = 0
+        self.needles: list[_Needle] | None = None  # the scan's probes, once chosen
 
     def lines_left(self) -> int | None:
         limit = self.budget.lines
@@ -91,13 +94,24 @@ class _Needle:
     caseless: bool
     probes: tuple[bytes, ...]
     at: int  # where the probe is in the needle
-    probing: bool = True  # False once the probe proved common in this file
+    probing: bool = True  # False once the probe proved common in these files
     misses: int = 0
+    scanned: int = 0
 
     @classmethod
-    def of(cls, text: bytes, caseless: bool) -> _Needle:
+    def of(cls, text: bytes, caseless: bool, sample: bytes) -> _Needle:
+        """The needle, probed by the byte of it that `sample` (the search's first chunk) holds
+        least often; the usual frequencies of text decide between equals."""
         rank = {byte: i for i, byte in enumerate(COMMON_BYTES)}
-        at = max(range(len(text)), key=lambda i: (rank.get(text[i], len(COMMON_BYTES)), i))
+        counts: dict[int, int] = {}
+        for byte in set(text):
+            forms = {bytes([byte]), bytes([byte]).upper()} if caseless else {bytes([byte])}
+            counts[byte] = sum(sample.count(form) for form in forms)
+
+        def rarity(i: int) -> tuple[int, int, int]:
+            return (-counts[text[i]], rank.get(text[i], len(COMMON_BYTES)), i)
+
+        at = max(range(len(text)), key=rarity)
         probe = text[at : at + 1]
         probes = tuple(dict.fromkeys((probe, probe.upper()))) if caseless else (probe,)
         return cls(text, caseless, probes, at)
@@ -139,7 +153,8 @@ class _Needle:
             ]
 
     def check(self, scanned: int) -> None:
-        if self.probing and self.misses * PROBE_MIN_SPACING > scanned:
+        self.scanned += scanned
+        if self.probing and self.misses * PROBE_MIN_SPACING > self.scanned:
             self.probing = False
 
 
@@ -161,12 +176,10 @@ def _scan_chunks(
 ) -> Iterator[tuple[int, int | None, Found | None]]:
     starts, ends = index.starts, index.ends
     assert matcher.needles is not None
-    needles = [_Needle.of(text, matcher.lower) for text in matcher.needles]
-    overlap = max(len(n.text) for n in needles) - 1
+    overlap = max(len(text) for text in matcher.needles) - 1
     buffer = bytearray(CHUNK_BYTES + overlap)
     fd = f.fileno()
     position, offset, last_end = first, starts[first], ends[stop - 1]
-    scanned = 0
     while position < stop:
         limit = last_end
         lines_left = clock.lines_left()
@@ -178,6 +191,10 @@ def _scan_chunks(
         if os.preadv(fd, [view], offset) < size:
             raise StepChanged(f"{index.name} shrank while it was searched")
         index.check_same(f)  # rewritten meanwhile: StepChanged (growth is fine)
+        if clock.needles is None:  # chosen on the answer's first chunk, kept for its steps
+            sample = bytes(view)
+            clock.needles = [_Needle.of(text, matcher.lower, sample) for text in matcher.needles]
+        needles = clock.needles
         # Every match starting before `done` is in this chunk; later ones, in the next.
         done = chunk_end if chunk_end == limit else chunk_end - overlap
         lowered = _Lowered(view)
@@ -188,7 +205,7 @@ def _scan_chunks(
                 line = bisect_right(starts, offset + at, position, stop) - 1
                 candidates.add(line)
                 at = needle.find(buffer, max(ends[line] - offset, at + 1), size, lowered)
-            needle.check(scanned + size)
+            needle.check(size)
         following = bisect_right(ends, done, position, stop)
         for line in sorted(candidates):
             following = max(following, line + 1)
@@ -203,7 +220,6 @@ def _scan_chunks(
         view.release()
         clock.lines += following - position
         clock.bytes += done - offset
-        scanned += done - offset
         if following > position:
             yield following - 1, following, None
         position = following
