@@ -179,19 +179,29 @@ def _matcher(query: Query) -> Matcher:
     except (re.error, OverflowError, RecursionError) as exc:
         raise BadRequest(f"q is not a valid regular expression: {exc}") from None
     if query.regex:
-        runs, ignore_case = _required_literals(source, flags)
+        requirements, ignore_case = _required_literals(source, flags)
     else:
-        runs, ignore_case = [query.text], not query.case
-    if ignore_case:
-        runs = [piece for run in runs for piece in _caseless_pieces(run, not query.regex)]
-    runs = [run for run in runs if run]
-    if not runs:
+        requirements, ignore_case = [[query.text]], not query.case
+    best: list[str] = []
+    for alternatives in requirements:
+        # Each alternative by its longest piece that a (lower-cased) file holds as it is.
+        anchors = []
+        for text in alternatives:
+            pieces = _caseless_pieces(text, not query.regex) if ignore_case else [text]
+            anchors.append(max(pieces, key=lambda piece: len(encodings(piece)[0])))
+        if all(anchors) and (not best or _weakest(anchors) > _weakest(best)):
+            best = anchors
+    if not best:
         return Matcher(query, pattern, None, False)
-    anchor = max(runs, key=lambda run: len(encodings(run)[0]))
-    needles = encodings(anchor)
+    needles = tuple(form for anchor in best for form in encodings(anchor))
     if ignore_case:
-        needles = tuple(dict.fromkeys(n.lower() for n in needles))
-    return Matcher(query, pattern, needles, ignore_case)
+        needles = tuple(n.lower() for n in needles)
+    return Matcher(query, pattern, tuple(dict.fromkeys(needles)), ignore_case)
+
+
+def _weakest(anchors: list[str]) -> int:
+    """How selective a set of alternatives is: its shortest one, in bytes."""
+    return min(len(encodings(anchor)[0]) for anchor in anchors)
 
 
 def _caseless_literal(text: str) -> str:
@@ -242,24 +252,43 @@ def _case_safe(char: str, ascii_pairs: bool) -> bool:
     return not others
 
 
-def _required_literals(source: str, flags: int) -> tuple[list[str], bool]:
-    """Runs of literal characters every match of the regex holds (its top-level sequence), and
-    whether it ignores case (a `(?i)` inside counts). Nothing, when in doubt."""
-    from re import _constants as constants  # type: ignore[attr-defined]
+def _required_literals(source: str, flags: int) -> tuple[list[list[str]], bool]:
+    """What every match of the regex holds: a list of requirements, each a list of literal
+    texts one of which is in every match (a run of literal characters of its top-level
+    sequence; an alternation's runs, one per branch), and whether it ignores case (a `(?i)`
+    inside counts). Nothing, when in doubt."""
     from re import _parser as parser  # type: ignore[attr-defined]
 
     try:
         parsed = parser.parse(source, flags)
     except Exception:  # already compiled above; a parser quirk only costs the prefilter
         return [], bool(flags & re.IGNORECASE)
-    ignore_case = bool(parsed.state.flags & re.IGNORECASE)
-    runs: list[str] = []
+    return _requirements(parsed.data), bool(parsed.state.flags & re.IGNORECASE)
+
+
+def _requirements(items: Any) -> list[list[str]]:
+    from re import _constants as constants  # type: ignore[attr-defined]
+
+    found: list[list[str]] = []
     current: list[str] = []
-    for op, value in parsed.data:
+    for op, value in items:
         if op is constants.LITERAL:
             current.append(chr(value))
-        else:
-            runs.append("".join(current))
+            continue
+        if current:
+            found.append(["".join(current)])
             current = []
-    runs.append("".join(current))
-    return runs, ignore_case
+        if op is constants.BRANCH:
+            branches = [_longest_run(branch) for branch in value[1]]
+            if all(branches):
+                found.append(branches)
+        elif op is constants.SUBPATTERN and not value[1] and not value[2]:
+            found += _requirements(value[3])  # a group (without flags of its own) is required
+    if current:
+        found.append(["".join(current)])
+    return found
+
+
+def _longest_run(items: Any) -> str:
+    runs = [texts[0] for texts in _requirements(items) if len(texts) == 1]
+    return max(runs, key=len, default="")

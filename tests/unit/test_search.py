@@ -138,6 +138,13 @@ def test_regex_matches_decoded_text_with_and_without_a_literal(two_writers):
         (2, 1, "prompt"),
     ]
     assert Query(r"apolog\w+ for", regex=True).matcher().needles == (b"apolog",)
+    # An alternation is a prefilter too: one needle per branch (s may fold to U+017F: cut).
+    either = Query(r"\b(?:sorry|apologi[sz]e)\b", regex=True)
+    assert either.matcher().needles == (b"orry", b"apolog")
+    assert hits(find(two_writers, r"\b(?:nothing|apologi[sz]e)\b", regex=True)) == [
+        (1, 1, "prompt"), (1, 2, "response"), (1, 3, "response"),
+        (2, 1, "prompt"), (2, 2, "response"), (2, 3, "response"),
+    ]  # fmt: skip
     with pytest.raises(BadRequest, match="regular expression"):
         Query("(unclosed", regex=True).matcher()
 
