@@ -108,6 +108,8 @@
       : "Searched " + body.scanned_steps + " of " + body.total_steps + " steps\u2026";
     byId("rv-search-progress").setAttribute("data-done", body.done ? "true" : "false");
     byId("rv-hits-count").textContent = String(byId("rv-hits").querySelectorAll(".rv-hit").length);
+    var none = byId("rv-no-hits");
+    if (none && body.done) none.textContent = "No match.";
   }
 
   // -- continuing with the cursor --------------------------------------------------------
