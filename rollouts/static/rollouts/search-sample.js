@@ -49,13 +49,14 @@
     try {
       terms = JSON.parse(banner.getAttribute("data-terms") || "{}");
     } catch (e) { return; }
-    var first = null;
     Object.keys(terms).forEach(function (field) {
       document.querySelectorAll(".rv-section[data-field='" + field + "'] .rv-section-body")
         .forEach(function (body) { markIn(body, terms[field]); });
     });
-    first = document.querySelector("#rv-sample .rv-search-mark");
+    var first = document.querySelector("#rv-sample .rv-search-mark");
     if (first) {
+      var think = first.closest("details");
+      if (think && !think.open) think.open = true; // a match inside a closed think block
       first.classList.add("rv-current-mark");
       first.scrollIntoView({ block: "center" });
     }
