@@ -187,6 +187,17 @@ def test_slices_with_a_line_budget_add_up_to_the_whole_search(two_writers):
     assert counts == {c.step: c.matches for c in whole.per_step} == {1: 3, 2: 2}
 
 
+def test_a_spent_time_budget_still_scans_a_chunk_and_answers_with_a_cursor(two_writers):
+    # No time at all: each answer scans its first chunk (here a whole step), then stops.
+    catalog, query = Catalog(two_writers), Query("stop")
+    first = search(catalog, "train", query, budget=Budget(seconds=0.0))
+    assert (first.done, str(first.cursor), first.scanned_steps) == (False, "2.0.3", 1)
+    assert hits(first) == [(1, 0, "response"), (1, 2, "label"), (1, 5, "response")]
+    last = search(catalog, "train", query, after=first.cursor, budget=Budget(seconds=0.0))
+    assert (last.done, last.cursor, last.scanned_steps) == (True, None, 2)
+    assert hits(last) == [(2, 0, "response"), (2, 2, "label")]
+
+
 def test_the_hit_limit_counts_across_slices_and_counting_goes_on(two_writers):
     catalog, query = Catalog(two_writers), Query("stop")
     first = search(catalog, "train", query, limit=2, budget=Budget(None, lines=6))
