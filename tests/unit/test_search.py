@@ -5,10 +5,11 @@ damaged lines, step ranges, cursors and budgets (a line budget: slices are deter
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
-from rollouts.store import BadRequest, Catalog
+from rollouts.store import BadRequest, Catalog, searchscan
 from rollouts.store.search import (
     Budget,
     Cursor,
@@ -242,3 +243,36 @@ def test_adjacent_matches_cross_steps_both_ways(two_writers):
 def test_match_spans_name_each_matched_text_once(two_writers):
     values = {"prompt": "Stop stop", "response": "STOP", "label": None}
     assert match_spans(Query("stop"), values) == {"prompt": ["Stop", "stop"], "response": ["STOP"]}
+
+
+@pytest.mark.parametrize("chunk", [5, 13, 64])
+def test_tiny_chunks_find_exactly_what_decoding_every_line_finds(data_dir, monkeypatch, chunk):
+    # Every chunk boundary case (a needle cut in two, a line spanning chunks, several hits in a
+    # line) against the plain truth: each line decoded and matched.
+    rng = random.Random(chunk)
+    words = ["ab", "ab\n", 'a"b', "\u4e2d", "AB", "x", "ab\\", " "]
+    records = [
+        {"prompt": "".join(rng.choices(words, k=rng.randrange(0, 6))),
+         "response": "".join(rng.choices(words, k=rng.randrange(0, 12)))}
+        for _ in range(40)
+    ]  # fmt: skip
+    write(data_dir, 1, records[:20])
+    write(data_dir, 2, records[20:], ensure_ascii=True)
+    monkeypatch.setattr(searchscan, "CHUNK_BYTES", chunk)
+    catalog = Catalog(data_dir)
+    for text in ("ab", "ab\n", '"b\u4e2d', "b\\", "\u4e2dab"):
+        for case in (False, True):
+            query = Query(text, case=case)
+            truth = [
+                (
+                    step,
+                    position,
+                    query.matcher().match(json.dumps(r, ensure_ascii=step == 2).encode()),
+                )
+                for step, chunk_records in ((1, records[:20]), (2, records[20:]))
+                for position, r in enumerate(chunk_records)
+            ]
+            expected = [(s, p, found[0]) for s, p, found in truth if found is not None]
+            assert hits(find(data_dir, text, case=case)) == expected, (text, case)
+            lines = search(catalog, "train", query, budget=Budget(None, lines=3))
+            assert hits(lines) == [h for h in expected if h[0] == 1][: len(lines.hits)]
