@@ -108,6 +108,7 @@ def test_a_hit_opens_its_sample_marked_and_arrows_move_among_matches(
     marks = page.locator('#rv-sample .rv-section[data-field="response"] mark.rv-search-mark')
     expect(marks.first).to_have_text("apologize")
     expect(page.locator("#rv-search-nav")).to_be_visible()
+    save_screenshot(page, "search-sample")
     assert MATCHES[2:6] == [(3, 0), (3, 1), (4, 0), (4, 1)]
     for step, position in MATCHES[3:6]:  # within step 3, then into step 4: a whole page
         page.keyboard.press("ArrowRight")

@@ -58,6 +58,7 @@
     var none = byId("rv-no-hits");
     if (none && hits.length) none.remove();
     hits.forEach(function (hit) { list.appendChild(hitItem(hit)); });
+    byId("rv-hits-count").textContent = String(list.querySelectorAll(".rv-hit").length);
     applyFilter();
   }
 
