@@ -16,6 +16,8 @@ PAGES = {
     "stats": f"{RUN}/train/{{train}}/stats/",
     "trends": f"{RUN}/train/trends/",
     "error": f"{RUN}/train/999/sample/0/",
+    "search": f"{RUN}/train/search/?q=boxed",
+    "sample-search": f"{RUN}/train/{{train}}/sample/0/?q=boxed",
 }
 
 
