@@ -227,9 +227,9 @@ def adjacent_match(
     position: int,
     forward: bool,
     budget: Budget,
-) -> Hit | None:
+) -> tuple[Hit | None, bool]:
     """The next (or previous) matching sample after (before) `position` of step `step`, across
-    the steps of `steps`; None when there is none, or the budget ran out before one was found."""
+    the steps of `steps`, or None; and whether that is sure (False: the budget ran out first)."""
     if forward:
         found = search(
             catalog,
@@ -241,7 +241,7 @@ def adjacent_match(
             after=Cursor(step, position + 1),
             stop_at_limit=True,
         )
-        return found.hits[0] if found.hits else None
+        return (found.hits[0], True) if found.hits else (None, found.done)
     matcher = query.matcher()
     clock = Clock(budget)
     files = [s for s in catalog.steps(bucket) if s.step in steps]
@@ -256,7 +256,7 @@ def adjacent_match(
         try:
             for at, block_end, match in scan_lines(index, matcher, 0, stop, clock):
                 if block_end is not None and block_end < stop and clock.spent():
-                    return None
+                    return None, False
                 if match is not None:
                     name, text, where = match
                     last = Hit(
@@ -270,10 +270,10 @@ def adjacent_match(
         except (OSError, StoreError):
             continue
         if last is not None:
-            return last
+            return last, True
         if clock.spent():
-            return None
-    return None
+            return None, False
+    return None, True
 
 
 def match_spans(query: Query, values: Mapping[str, object]) -> dict[str, list[str]]:

@@ -43,10 +43,13 @@ def search_navigation(
     def link(hit: Hit | None) -> str | None:
         return None if hit is None else sample_url(request, bucket, hit.name, hit.position) + suffix
 
-    found = {
-        side: adjacent_match(catalog, bucket, query, steps, step, position, side == "next", budget)
-        for side in ("prev", "next")
-    }
+    found, sure = {}, True
+    for side in ("prev", "next"):
+        hit, complete = adjacent_match(
+            catalog, bucket, query, steps, step, position, side == "next", budget
+        )
+        found[side] = hit
+        sure = sure and complete
     return {
         "page_url": sample_url(request, bucket, step, position) + suffix,
         "prev_url": link(found["prev"]),
@@ -58,5 +61,6 @@ def search_navigation(
             "terms": json.dumps(match_spans(query, values), ensure_ascii=False),
             "prev_step": found["prev"].name if found["prev"] else None,
             "next_step": found["next"].name if found["next"] else None,
+            "sure": sure,  # False: a neighbour was still being looked for when time ran out
         },
     }

@@ -227,9 +227,10 @@ def test_adjacent_matches_cross_steps_both_ways(two_writers):
     catalog, query = Catalog(two_writers), Query("stop")
 
     def near(step: str, position: int, forward: bool):
-        hit = adjacent_match(
+        hit, sure = adjacent_match(
             catalog, "train", query, StepRange(), step, position, forward, NO_LIMIT
         )
+        assert sure
         return None if hit is None else (hit.name, hit.position)
 
     assert near("1", 0, True) == ("1", 2)
@@ -238,6 +239,12 @@ def test_adjacent_matches_cross_steps_both_ways(two_writers):
     assert near("2", 0, False) == ("1", 5)
     assert near("1", 2, False) == ("1", 0)
     assert near("1", 0, False) is None
+    # Out of time (a line budget of 1): no neighbour, and not sure there is none.
+    spent = Budget(None, lines=1)
+    assert adjacent_match(catalog, "train", query, StepRange(), "1", 2, True, spent) == (
+        None,
+        False,
+    )
 
 
 def test_match_spans_name_each_matched_text_once(two_writers):

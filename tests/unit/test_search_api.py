@@ -121,3 +121,10 @@ def test_a_sample_opened_from_a_search_moves_among_the_matches(client):
     # Within one step: steps=1 keeps the search there.
     page = client.get(PREFIX + "/train/1/sample/2/", {"q": "hi", "steps": "1"}).content.decode()
     assert "data-next-url" not in page.split('id="rv-sample"')[1].split(">")[0]
+
+
+def test_a_lone_match_says_there_is_no_other(client):
+    page = client.get(PREFIX + "/train/1/sample/0/", {"q": "say", "case": "1"}).content.decode()
+    assert "(there is no other match)" in page
+    assert 'id="rv-prev" class="rv-button" aria-disabled="true"' in page
+    assert 'id="rv-next" class="rv-button" aria-disabled="true"' in page
