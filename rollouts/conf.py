@@ -82,10 +82,15 @@ def parse_positive_int(raw: object, minimum: int = 1) -> int | None:
 # By name, the least each takes: a page polling more often than ten times a second would load
 # the server for nothing a person could see.
 MIN_POLL_MS = 100
+# A search answers after this long at most (then goes on from its cursor): one request must not
+# hold a worker; less than this, and every answer is mostly overhead.
+DEFAULT_SEARCH_MS = 1000
+MIN_SEARCH_MS = 50
 INTEGER_SETTINGS = {
     "ROLLOUTS_POLL_MS": MIN_POLL_MS,
     "ROLLOUTS_INDEX_PROCESSES": 1,
     "ROLLOUTS_MAX_PAGE_SIZE": 1,
+    "ROLLOUTS_SEARCH_MS": MIN_SEARCH_MS,
 }
 
 
@@ -204,5 +209,9 @@ class RolloutsSettings:
 
 DEFAULT_KL_SCALARS = ("train/kl_loss", "train/approx_kl")
 DEFAULT_EV_SCALARS = ("train/explained_variance",)
+    def SEARCH_MS(self) -> int:
+        """Milliseconds one search request scans before it answers with a cursor."""
+        return _positive_int("ROLLOUTS_SEARCH_MS", DEFAULT_SEARCH_MS)
+
 
 conf = RolloutsSettings()

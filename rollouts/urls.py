@@ -6,6 +6,7 @@ from .views import api, navigation, samples, stats, table, training, training_pa
 from .views import compare as compare_views
 from .views import lineage as lineage_views
 from .views import scalars as scalar_views
+from .views import search as search_views
 
 app_name = "rollouts"
 
@@ -42,6 +43,7 @@ data_dir_patterns = [
     path(f"{_step}/table", table.api_table, name="api-table"),
     path("api/jsonl/<str:bucket>/trends", trends.api_trends, name="api-trends"),
     path("api/jsonl/<str:bucket>/poll", trends.api_poll, name="api-poll"),
+    path("api/jsonl/<str:bucket>/search", search_views.api_search, name="api-search"),
     path(_view, samples.api_view_step, name="api-view-step"),
     path(f"{_view}/sample/<int:position>", samples.api_view_sample, name="api-view-sample"),
     # The run's TensorBoard scalars (issue 17).
@@ -59,6 +61,7 @@ data_dir_patterns = [
     path("<str:bucket>/trends/", trends.trends_page, name="trends"),
     path("<str:bucket>/prompt/<str:prompt_id>/", lineage_views.prompt_page, name="prompt"),
     path("<str:bucket>/compare/", compare_views.compare_page, name="compare"),
+    path("<str:bucket>/search/", search_views.search_page, name="search"),
     path("<str:bucket>/<step:step>/stats/", stats.step_stats_page, name="step-stats"),
     path("<str:bucket>/<step:step>/group/<int:group>/", stats.group_page, name="group"),
     path("<str:bucket>/<step:step>/table/", table.table_page, name="step-table"),

@@ -33,6 +33,7 @@ from .find import FindBar
 from .history import History, PromptHistory, prompt_history
 from .pane import SamplePane
 from .progress import ColumnProgress
+from .search import SearchScreen
 from .session import Session
 from .sidebar import Sidebar
 
@@ -49,6 +50,7 @@ class RolloutsApp(App[None]):
         Binding("P", "step(-1)", "prev step"),
         Binding("b", "switch_bucket", "bucket"),
         Binding("f", "find", "find"),
+        Binding("slash", "search", "search steps"),
         Binding("enter", "find_next", "next match", show=False),
         Binding("escape", "clear_find", "clear", show=False),
         Binding("j", "page(1)", "page down"),
@@ -277,6 +279,30 @@ class RolloutsApp(App[None]):
     def _scroll_to_match(self) -> None:
         if not self.table_mode:
             self._pane().scroll_to_match()
+
+    # -- search across steps (search.py) --------------------------------------------------
+    def action_search(self) -> None:
+        self.push_screen(SearchScreen(self.session.catalog, self.session.bucket), self._open_hit)
+
+    def _open_hit(self, hit: tuple[str, int] | None) -> None:
+        """Open the sample a search hit names (its step first, if another one is shown)."""
+        if hit is None:
+            return
+        name, position = hit
+        self.session.relist()  # the search may have seen steps the step list has not
+        step_pos = next((i for i, s in enumerate(self.session.steps) if s.name == name), None)
+        if step_pos is None:
+            self._set_status(f"step {name} is gone")
+            return
+        self._sidebar().sync_steps(self.session)
+        self._load_step(
+            step_pos, partial(self._after_open_at, step_pos, position), "cannot open this step"
+        )
+
+    def _after_open_at(self, step_pos: int, position: int, index: StepIndex) -> None:
+        self._after_open(step_pos, index)
+        self.session.show_position(position)
+        self._show_sample()
 
     # -- actions -------------------------------------------------------------------------
     def action_move(self, delta: int) -> None:

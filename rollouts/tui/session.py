@@ -226,6 +226,14 @@ class Session:
         rank = rank_of(self.ordering, position) if position is not None else None
         self.rank = rank if rank is not None else 0
 
+    def show_position(self, position: int) -> None:
+        """Show the sample at line `position` (a search hit), dropping a dataset filter that
+        leaves it out; the columns arriving later keep it (no jump back to the top)."""
+        self._at_top = False
+        if rank_of(self.ordering, position) is None and self.dataset is not None:
+            self.set_dataset(None)
+        self.go_to_position(position)
+
     def read(self) -> tuple[int, dict[str, Any], list[str]]:
         """(line number, fields, warnings) of the current sample; StoreError when it cannot be
         read. The warnings say what was replaced to show it (bad UTF-8, lone surrogates...)."""

@@ -40,6 +40,7 @@ def header_context(
         "poll_url": app_url(request, "api-poll", bucket=bucket),
         "poll_ms": conf.POLL_MS,
         "trends_url": app_url(request, "trends", bucket=bucket),
+        "search_url": app_url(request, "search", bucket=bucket),
         "samples_url": step_url(request, bucket, step) if step else None,
         "stats_url": app_url(request, "step-stats", bucket=bucket, step=step) if step else None,
         "table_url": app_url(request, "step-table", bucket=bucket, step=step) if step else None,

@@ -1,5 +1,6 @@
 """What the sample page shows beside the sample itself, for issue 16: its tokens with their
-log-probabilities, the link to the step's table at its row, and the link to its prompt's page.
+log-probabilities, the link to the step's table at its row, the link to its prompt's page, and
+(opened from a search) the neighbouring matches.
 Kept out of `samples.py` so the sample page's context stays one readable function."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..query import query_suffix
 from ..store import Selection
 from ..tokenizer import load_tokenizer
 from .lineage import prompt_link
+from .search_nav import search_navigation
 
 
 def sample_extras(
@@ -27,10 +29,11 @@ def sample_extras(
 ) -> dict[str, Any]:
     """`token_view` for the page, `tokens` (its JSON, or None) for the twin,
     `sample_table_url` (the table in the same order, at this sample's row: keys.js `l`) and
-    the prompt's page (`prompt_link`)."""
+    the prompt's page (`prompt_link`); with `q=`, `search_navigation`'s links and marks."""
     view = token_view(values, load_tokenizer(conf.TOKENIZER))
     table = app_url(request, "step-table", bucket=bucket, step=step)
     return {
+        **search_navigation(request, bucket, step, position, values),  # opened from a search
         **prompt_link(request, bucket, values),  # the prompt's page
         "token_view": view,
         "tokens": view.as_json() if view is not None else None,

@@ -17,6 +17,8 @@ PAGES = {
     "table": f"{RUN}/train/{{train}}/table/?sort=reward&order=desc",
     "trends": f"{RUN}/train/trends/",
     "error": f"{RUN}/train/999/sample/0/",
+    "search": f"{RUN}/train/search/?q=boxed",
+    "sample-search": f"{RUN}/train/{{train}}/sample/0/?q=boxed",
 }
 
 

@@ -51,10 +51,22 @@ ROUTES: dict[str, list[tuple[str, str]]] = {
     ],
     "api-trends": [("GET", "/api/jsonl/train/trends"), ("GET", "/api/jsonl/train/trends?after=x")],
     "api-poll": [("GET", "/api/jsonl/train/poll?after=0&size=1&watch={f}&watch_size=1")],
+    "api-search": [
+        ("GET", "/api/jsonl/train/search?q=answer"),
+        ("GET", "/api/jsonl/train/search?q=(&regex=1"),
+        ("GET", "/api/jsonl/train/search?q=x&steps=9-1&after=bad"),
+        ("GET", "/api/jsonl/nope/search?q=x"),
+    ],
     "api-view-step": [("GET", "/api/view/train/" + a) for a in STEP_ARGS],
     "api-view-sample": [("GET", "/api/view/train/{s}/sample/" + str(p)) for p in (0, 1, 2, 999)],
     "bucket": [("GET", "/train/"), ("GET", "/eval/"), ("GET", "/nope/")],
     "trends": [("GET", "/train/trends/"), ("GET", "/nope/trends/")],
+    "search": [
+        ("GET", "/train/search/"),
+        ("GET", "/train/search/?q=answer&field=response"),
+        ("GET", "/train/search/?q=(&regex=1"),
+        ("GET", "/nope/search/?q=x"),
+    ],
     "step-stats": [("GET", "/train/{s}/stats/")],
     "group": [("GET", "/train/{s}/group/0/"), ("GET", "/train/{s}/group/999/")],
     "step-table": [("GET", "/train/{s}/table/?sort=reward&order=desc&page=99&at=2")],
@@ -62,7 +74,8 @@ ROUTES: dict[str, list[tuple[str, str]]] = {
         ("GET", "/train/" + a.replace("?", "/?") + ("" if "?" in a else "/")) for a in STEP_ARGS
     ]
     + [("POST", "/train/{s}/")],
-    "sample": [("GET", f"/train/{{s}}/sample/{p}/") for p in (0, 1, 2, 3, 999)],
+    "sample": [("GET", f"/train/{{s}}/sample/{p}/") for p in (0, 1, 2, 3, 999)]
+    + [("GET", "/train/{s}/sample/0/?q=answer"), ("GET", "/train/{s}/sample/0/?q=(&regex=1")],
     "api-scalars": [
         ("GET", "/api/scalars"),
         ("GET", "/api/scalars?tags=a,b&after=1"),

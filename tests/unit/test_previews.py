@@ -19,7 +19,12 @@ def test_a_prompt_is_previewed_by_its_last_user_turn(write_step):
         1,
         [
             {"prompt": CHAT},
-            {"prompt": [{"role": "system", "content": "S"}, {"role": "user", "content": "Hi 你好"}]},
+            {
+                "prompt": [
+                    {"role": "system", "content": "S"},
+                    {"role": "user", "content": "Hi 你好"},
+                ]
+            },
             {"prompt": f"<|im_start|>user\n<|vision_start|>{PAD}<|vision_end|>The figure?"},
             {"prompt": "plain text, no turns " + "x" * 200},
             {"response": "no prompt here"},

@@ -1,0 +1,294 @@
+"""Search one bucket's steps: which samples' prompt, response or label match a query, and how
+many per step (the share of matching samples over training).
+
+Each step is read in blocks of whole lines (its index knows where they are) into one reused
+buffer, and the block's raw bytes are searched for the query's JSON-encoded forms
+(`searchquery.Matcher.needles`); only the lines that hold one are decoded and matched for real.
+Plain reads rather than an mmap: a step rewritten under an mmap kills the process (SIGBUS).
+
+A request scans for a time budget (and, for tests, a number of lines), then answers with what it
+found and a cursor to go on from: one request never holds a worker for long.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .catalog import Catalog
+from .errors import BadRequest, StoreError
+from .files import StepFile
+from .searchquery import Matcher, Query, Snippet, field_texts, snippet_of
+from .searchscan import Budget, Clock, scan_lines
+
+DEFAULT_BUDGET = Budget()
+MAX_LIMIT = 1000
+DEFAULT_LIMIT = 100
+_CURSOR = re.compile(r"([0-9]{1,30})\.([0-9]{1,18})\.([0-9]{1,9})\Z")
+_RANGE = re.compile(r"([0-9]{1,30})?-([0-9]{1,30})?\Z|([0-9]{1,30})\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    """Where the next slice starts: a step (by name), a position in it, and the hits given."""
+
+    step: str
+    position: int
+    hits: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> Cursor:
+        found = _CURSOR.match(text)
+        if found is None:
+            raise BadRequest(f"after must be a cursor from an earlier answer, got {text[:40]!r}")
+        return cls(found.group(1), int(found.group(2)), int(found.group(3)))
+
+    def __str__(self) -> str:
+        return f"{self.step}.{self.position}.{self.hits}"
+
+    def key(self) -> tuple[int, str]:
+        return int(self.step), self.step
+
+
+@dataclass(frozen=True, slots=True)
+class StepRange:
+    """`steps=A-B` (step numbers, both included; either end may be left out) or `steps=A`."""
+
+    low: int | None = None
+    high: int | None = None
+
+    @classmethod
+    def parse(cls, text: str | None) -> StepRange:
+        if not text:
+            return cls()
+        found = _RANGE.match(text.strip())
+        if found is None:
+            raise BadRequest(f"steps must look like 10-20, 10- or 10, got {text[:40]!r}")
+        low, high, single = found.groups()
+        if single is not None:
+            return cls(int(single), int(single))
+        bounds = cls(int(low) if low else None, int(high) if high else None)
+        if bounds.low is not None and bounds.high is not None and bounds.low > bounds.high:
+            raise BadRequest(f"steps must go from low to high, got {text[:40]!r}")
+        return bounds
+
+    def __contains__(self, step: int) -> bool:
+        return (self.low is None or step >= self.low) and (self.high is None or step <= self.high)
+
+    def __str__(self) -> str:
+        if self.low is not None and self.low == self.high:
+            return str(self.low)
+        low = "" if self.low is None else str(self.low)
+        return "" if self.low is None and self.high is None else f"{low}-{self.high or ''}"
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    step: int
+    name: str  # the step as URLs name it ("007")
+    position: int
+    line: int
+    field: str
+    snippet: Snippet
+
+
+@dataclass(slots=True)
+class StepCount:
+    step: int
+    name: str
+    samples: int
+    matches: int = 0
+
+
+@dataclass(slots=True)
+class SearchResult:
+    done: bool = True
+    cursor: Cursor | None = None
+    scanned_steps: int = 0
+    total_steps: int = 0
+    scanned_bytes: int = 0
+    elapsed_s: float = 0.0
+    hits: list[Hit] = field(default_factory=list)
+    per_step: list[StepCount] = field(default_factory=list)
+
+
+def search(
+    catalog: Catalog,
+    bucket: str,
+    query: Query,
+    steps: StepRange = StepRange(),
+    *,
+    limit: int = DEFAULT_LIMIT,
+    after: Cursor | None = None,
+    budget: Budget = DEFAULT_BUDGET,
+    stop_at_limit: bool = False,
+) -> SearchResult:
+    """One slice of the search: hits (up to `limit` over the whole search, counted through the
+    cursor) and per-step counts of the steps it scanned, from `after` on.
+
+    With `stop_at_limit`, the slice ends at the `limit`-th hit (the sample page's next match).
+    """
+    matcher = query.matcher()
+    clock = Clock(budget)
+    files = [s for s in catalog.steps(bucket) if s.step in steps]
+    result = SearchResult(total_steps=len(files))
+    hits_before = after.hits if after is not None else 0
+    first = 0
+    if after is not None:
+        key = after.key()
+        first = next((i for i, s in enumerate(files) if (s.step, s.name) >= key), len(files))
+    result.scanned_steps = first
+    for number in range(first, len(files)):
+        step_file = files[number]
+        start = after.position if after is not None and step_file.name == after.step else 0
+        stopped = _scan_step(
+            catalog,
+            bucket,
+            step_file,
+            start,
+            matcher,
+            clock,
+            result,
+            limit - hits_before,
+            stop_at_limit,
+        )
+        if stopped is not None:
+            result.done = False
+            result.cursor = Cursor(step_file.name, stopped, hits_before + len(result.hits))
+            break
+        result.scanned_steps += 1
+        if number + 1 < len(files) and (
+            clock.spent() or _full(result, limit - hits_before, stop_at_limit)
+        ):
+            result.done = False
+            result.cursor = Cursor(files[number + 1].name, 0, hits_before + len(result.hits))
+            break
+    result.scanned_bytes = clock.bytes
+    result.elapsed_s = round(time.monotonic() - clock.started, 4)
+    return result
+
+
+def _full(result: SearchResult, room: int, stop_at_limit: bool) -> bool:
+    return stop_at_limit and len(result.hits) >= room
+
+
+def _scan_step(
+    catalog: Catalog,
+    bucket: str,
+    step_file: StepFile,
+    start: int,
+    matcher: Matcher,
+    clock: Clock,
+    result: SearchResult,
+    room: int,
+    stop_at_limit: bool,
+) -> int | None:
+    """Scan one step from position `start`; the position to go on from when the budget ran
+    out first, else None. A step that vanished or cannot be read is skipped."""
+    try:
+        index = catalog.open_step(bucket, step_file.filename)
+    except StoreError:
+        return None
+    count = StepCount(step_file.step, step_file.name, len(index))
+    result.per_step.append(count)
+    try:
+        for position, line_end, found in scan_lines(index, matcher, start, len(index), clock):
+            if found is not None:
+                count.matches += 1
+                if len(result.hits) < room:
+                    name, text, match = found
+                    result.hits.append(
+                        Hit(
+                            step_file.step,
+                            step_file.name,
+                            position,
+                            index.lines[position],
+                            name,
+                            snippet_of(text, match),
+                        )
+                    )
+                    if stop_at_limit and len(result.hits) >= room:
+                        return position + 1 if position + 1 < len(index) else None
+            if line_end is not None and line_end < len(index) and clock.spent():
+                return line_end
+    except (OSError, StoreError):  # rewritten, truncated or removed meanwhile
+        return None
+    return None
+
+
+def adjacent_match(
+    catalog: Catalog,
+    bucket: str,
+    query: Query,
+    steps: StepRange,
+    step: str,
+    position: int,
+    forward: bool,
+    budget: Budget,
+) -> tuple[Hit | None, bool]:
+    """The next (or previous) matching sample after (before) `position` of step `step`, across
+    the steps of `steps`, or None; and whether that is sure (False: the budget ran out first)."""
+    if forward:
+        found = search(
+            catalog,
+            bucket,
+            query,
+            steps,
+            limit=1,
+            budget=budget,
+            after=Cursor(step, position + 1),
+            stop_at_limit=True,
+        )
+        return (found.hits[0], True) if found.hits else (None, found.done)
+    matcher = query.matcher()
+    clock = Clock(budget)
+    files = [s for s in catalog.steps(bucket) if s.step in steps]
+    key = (int(step), step)
+    for step_file in reversed([s for s in files if (s.step, s.name) <= key]):
+        try:
+            index = catalog.open_step(bucket, step_file.filename)
+        except StoreError:
+            continue
+        stop = min(position, len(index)) if step_file.name == step else len(index)
+        last: Hit | None = None
+        try:
+            for at, block_end, match in scan_lines(index, matcher, 0, stop, clock):
+                if block_end is not None and block_end < stop and clock.spent():
+                    return None, False
+                if match is not None:
+                    name, text, where = match
+                    last = Hit(
+                        step_file.step,
+                        step_file.name,
+                        at,
+                        index.lines[at],
+                        name,
+                        snippet_of(text, where),
+                    )
+        except (OSError, StoreError):
+            continue
+        if last is not None:
+            return last, True
+        if clock.spent():
+            return None, False
+    return None, True
+
+
+def match_spans(query: Query, values: Mapping[str, object]) -> dict[str, list[str]]:
+    """Per field, the distinct texts the query matches in a decoded sample (for highlighting
+    them on its page), at most 20 per field."""
+    pattern = query.matcher().pattern
+    spans: dict[str, list[str]] = {}
+    for name in query.fields:
+        seen: dict[str, None] = {}
+        for text in field_texts(values.get(name)):
+            for found in pattern.finditer(text):
+                if found.group():
+                    seen[found.group()] = None
+                if len(seen) >= 20:
+                    break
+        if seen:
+            spans[name] = list(seen)
+    return spans

@@ -1,0 +1,294 @@
+"""What a search looks for: the query as a pattern over a field's decoded text, and the bytes a
+step file must hold wherever that pattern can match (the prefilter).
+
+A sample's text sits in the file as a JSON string: `json.dumps(ensure_ascii=False)` writes a
+newline as `\\n`, a quote as `\\"`, a backslash as `\\\\` and CJK as raw UTF-8; other writers
+(`ensure_ascii=True`) write `\\u4e2d`, some with upper-case hex. So the prefilter looks for each
+of those encodings of the query, and only the lines that hold one are decoded and matched for
+real (`Matcher.match`), in the decoded field. Case-insensitive searches fold case the way
+Python's `re.IGNORECASE` does (simple case folding, one character for one), so a literal and a
+regex search agree, and a match keeps its length for highlighting.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from .errors import BadRequest
+from .jsonio import LineError, decode_line
+
+FIELDS = ("prompt", "response", "label")
+# `field=any` looks in these, in this order: a hit names the first that matches (responses are
+# what people search for; a prompt shared by a whole group matches every sample of it).
+ANY_ORDER = ("response", "prompt", "label")
+FIELD_CHOICES = ("any", *FIELDS)
+MAX_QUERY_CHARS = 1000
+SNIPPET_CONTEXT = 80  # characters shown on each side of the match
+SNIPPET_MATCH = 200  # a longer match is cut here
+MAX_NESTING = 64  # a label nested deeper is not searched below this
+# Every character that may have case (the ASCII letters and beyond): what a character's case
+# forms are looked up in.
+_CASED = "".join(chr(c) for c in range(0x41, 0x1F000) if not 0xD800 <= c < 0xE000)
+
+
+class _Texts(msgspec.Struct):
+    """The three searchable fields of a line; msgspec skips everything else without building it
+    (token-id arrays of MBs)."""
+
+    prompt: Any = None
+    response: Any = None
+    label: Any = None
+
+
+_fields_decoder = msgspec.json.Decoder(_Texts)
+
+
+@dataclass(frozen=True, slots=True)
+class Snippet:
+    before: str
+    match: str
+    after: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"before": self.before, "match": self.match, "after": self.after}
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """`q` with its options, as a request or the terminal UI gives them."""
+
+    text: str
+    field: str = "any"
+    regex: bool = False
+    case: bool = False  # True: case-sensitive
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            raise BadRequest("q must not be empty")
+        if len(self.text) > MAX_QUERY_CHARS:
+            raise BadRequest(f"q must be at most {MAX_QUERY_CHARS} characters")
+        if self.field not in FIELD_CHOICES:
+            raise BadRequest(f"field must be one of {', '.join(FIELD_CHOICES)}, got {self.field!r}")
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return ANY_ORDER if self.field == "any" else (self.field,)
+
+    def params(self) -> dict[str, str]:
+        """The query string that says this query (defaults left out)."""
+        params = {"q": self.text}
+        if self.field != "any":
+            params["field"] = self.field
+        if self.regex:
+            params["regex"] = "1"
+        if self.case:
+            params["case"] = "1"
+        return params
+
+    def matcher(self) -> Matcher:
+        return _matcher(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Matcher:
+    """The compiled query. `needles`: byte strings one of which every matching line holds (in
+    `lowered` form when `lower`); None when nothing can be required (every line is decoded)."""
+
+    query: Query
+    pattern: re.Pattern[str]
+    needles: tuple[bytes, ...] | None
+    lower: bool
+
+    def match(self, data: bytes) -> tuple[str, re.Match[str]] | None:
+        """(field, first match) in the decoded line, or None (also for an unreadable line)."""
+        values = decode_fields(data)
+        if values is None:
+            return None
+        for name in self.query.fields:
+            for text in field_texts(values.get(name)):
+                found = self.pattern.search(text)
+                if found is not None:
+                    return name, found
+        return None
+
+
+def decode_fields(data: bytes) -> dict[str, Any] | None:
+    """prompt, response and label of a line; None when the line is no JSON object at all."""
+    try:
+        texts = _fields_decoder.decode(data)
+        return {"prompt": texts.prompt, "response": texts.response, "label": texts.label}
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        pass  # NaN, a lone surrogate, bad UTF-8 in a field, or not an object: the lenient way
+    try:
+        decoded = decode_line(data)
+    except LineError:
+        return None
+    return {name: decoded.value(name) for name in FIELDS}
+
+
+def field_texts(value: Any, depth: int = 0) -> Iterator[str]:
+    """The text of a field: a string; a chat prompt's message contents (not the roles); any
+    other value's strings, and its numbers as written (a label of 0 is found by "0")."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, int | float):
+        yield json.dumps(value)
+    elif depth < MAX_NESTING and isinstance(value, dict):
+        if "content" in value:
+            yield from field_texts(value["content"], depth + 1)
+        else:
+            for item in value.values():
+                yield from field_texts(item, depth + 1)
+    elif depth < MAX_NESTING and isinstance(value, list):
+        for item in value:
+            yield from field_texts(item, depth + 1)
+
+
+def snippet_of(text: str, found: re.Match[str]) -> Snippet:
+    start, end = found.span()
+    lo = max(0, start - SNIPPET_CONTEXT)
+    before = ("\u2026" if lo else "") + text[lo:start]
+    match = text[start:end]
+    if len(match) > SNIPPET_MATCH:
+        match = match[:SNIPPET_MATCH] + "\u2026"
+    hi = end + SNIPPET_CONTEXT
+    after = text[end:hi] + ("\u2026" if hi < len(text) else "")
+    return Snippet(before, match, after)
+
+
+# -- compiling ---------------------------------------------------------------------------------
+def _matcher(query: Query) -> Matcher:
+    flags = 0 if query.case else re.IGNORECASE
+    if query.regex:
+        source = query.text
+    elif query.case:
+        source = re.escape(query.text)
+    else:
+        source, flags = _caseless_literal(query.text), 0
+    try:
+        pattern = re.compile(source, flags)
+    except (re.error, OverflowError, RecursionError) as exc:
+        raise BadRequest(f"q is not a valid regular expression: {exc}") from None
+    if query.regex:
+        requirements, ignore_case = _required_literals(source, flags)
+    else:
+        requirements, ignore_case = [[query.text]], not query.case
+    best: list[str] = []
+    for alternatives in requirements:
+        # Each alternative by its longest piece that a (lower-cased) file holds as it is.
+        anchors = []
+        for text in alternatives:
+            pieces = _caseless_pieces(text, not query.regex) if ignore_case else [text]
+            anchors.append(max(pieces, key=lambda piece: len(encodings(piece)[0])))
+        if all(anchors) and (not best or _weakest(anchors) > _weakest(best)):
+            best = anchors
+    if not best:
+        return Matcher(query, pattern, None, False)
+    needles = tuple(form for anchor in best for form in encodings(anchor))
+    if ignore_case:
+        needles = tuple(n.lower() for n in needles)
+    return Matcher(query, pattern, tuple(dict.fromkeys(needles)), ignore_case)
+
+
+def _weakest(anchors: list[str]) -> int:
+    """How selective a set of alternatives is: its shortest one, in bytes."""
+    return min(len(encodings(anchor)[0]) for anchor in anchors)
+
+
+def _caseless_literal(text: str) -> str:
+    """A case-insensitive literal as a pattern: an ASCII letter matches its two ASCII forms only
+    (not U+0130, U+0131, U+212A KELVIN SIGN or U+017F LONG S, as `re.IGNORECASE` would: they are
+    other letters, and a lower-cased file finds the ASCII ones fast), any other letter every
+    form `re.IGNORECASE` gives it (É for é)."""
+    parts = []
+    for char in text:
+        if char.isascii():
+            pair = char.lower() + char.upper()
+            parts.append(f"[{pair}]" if char.isalpha() else re.escape(char))
+        else:
+            parts.append(f"(?i:{re.escape(char)})")
+    return "".join(parts)
+
+
+def encodings(text: str) -> tuple[bytes, ...]:
+    """`text` as it appears inside a JSON string, as the writers we know write it."""
+    raw = json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
+    ascii_form = json.dumps(text)[1:-1].encode("ascii")
+    upper = re.sub(rb"\\u([0-9a-f]{4})", lambda m: b"\\u" + m.group(1).upper(), ascii_form)
+    return tuple(dict.fromkeys((raw, ascii_form, upper)))
+
+
+def _caseless_pieces(text: str, ascii_pairs: bool) -> list[str]:
+    """The runs of `text` whose characters have every case form in an ASCII-lowered file: ASCII
+    (but i, k and s in a regex: `re.IGNORECASE` matches them to non-ASCII letters too, unless
+    `ascii_pairs`) and characters without case (CJK, digits, punctuation)."""
+    pieces, current = [], []
+    for char in text:
+        if _case_safe(char, ascii_pairs):
+            current.append(char)
+        else:
+            pieces.append("".join(current))
+            current = []
+    pieces.append("".join(current))
+    return pieces
+
+
+@functools.lru_cache(maxsize=4096)
+def _case_safe(char: str, ascii_pairs: bool) -> bool:
+    if ascii_pairs and char.isascii():
+        return True
+    others = set(re.findall(re.escape(char), _CASED.replace(char, ""), re.IGNORECASE))
+    if char.isascii():
+        return ascii_pairs or others <= {char.lower(), char.upper()}
+    return not others
+
+
+def _required_literals(source: str, flags: int) -> tuple[list[list[str]], bool]:
+    """What every match of the regex holds: a list of requirements, each a list of literal
+    texts one of which is in every match (a run of literal characters of its top-level
+    sequence; an alternation's runs, one per branch), and whether it ignores case (a `(?i)`
+    inside counts). Nothing, when in doubt."""
+    from re import _parser as parser  # type: ignore[attr-defined]
+
+    try:
+        parsed = parser.parse(source, flags)
+    except Exception:  # already compiled above; a parser quirk only costs the prefilter
+        return [], bool(flags & re.IGNORECASE)
+    return _requirements(parsed.data), bool(parsed.state.flags & re.IGNORECASE)
+
+
+def _requirements(items: Any) -> list[list[str]]:
+    from re import _constants as constants  # type: ignore[attr-defined]
+
+    found: list[list[str]] = []
+    current: list[str] = []
+    for op, value in items:
+        if op is constants.LITERAL:
+            current.append(chr(value))
+            continue
+        if current:
+            found.append(["".join(current)])
+            current = []
+        if op is constants.BRANCH:
+            branches = [_longest_run(branch) for branch in value[1]]
+            if all(branches):
+                found.append(branches)
+        elif op is constants.SUBPATTERN and not value[1] and not value[2]:
+            found += _requirements(value[3])  # a group (without flags of its own) is required
+    if current:
+        found.append(["".join(current)])
+    return found
+
+
+def _longest_run(items: Any) -> str:
+    runs = [texts[0] for texts in _requirements(items) if len(texts) == 1]
+    return max(runs, key=len, default="")
