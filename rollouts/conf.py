@@ -182,6 +182,11 @@ class RolloutsSettings:
         return _positive_int("ROLLOUTS_INDEX_PROCESSES", default_index_processes())
 
     @property
+    def SEARCH_MS(self) -> int:
+        """Milliseconds one search request scans before it answers with a cursor."""
+        return _positive_int("ROLLOUTS_SEARCH_MS", DEFAULT_SEARCH_MS)
+
+    @property
     def TOKENIZER(self) -> Path | None:
         """A local tokenizer.json that shows token ids as text on the sample page (the `tokens`
         extra); None: ids and log-probs only. Never downloaded."""
@@ -209,9 +214,6 @@ class RolloutsSettings:
 
 DEFAULT_KL_SCALARS = ("train/kl_loss", "train/approx_kl")
 DEFAULT_EV_SCALARS = ("train/explained_variance",)
-    def SEARCH_MS(self) -> int:
-        """Milliseconds one search request scans before it answers with a cursor."""
-        return _positive_int("ROLLOUTS_SEARCH_MS", DEFAULT_SEARCH_MS)
 
 
 conf = RolloutsSettings()

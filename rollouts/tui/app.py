@@ -285,14 +285,15 @@ class RolloutsApp(App[None]):
         self.push_screen(SearchScreen(self.session.catalog, self.session.bucket), self._open_hit)
 
     def _open_hit(self, hit: tuple[str, int] | None) -> None:
-        """Open the sample a search hit names (its step first, if another one is shown)."""
+        """Open the sample a search hit or the prompt's history names: (step name, position),
+        its step first if another one is shown; None: the list was closed."""
         if hit is None:
             return
         name, position = hit
         self.session.relist()  # the search may have seen steps the step list has not
         step_pos = next((i for i, s in enumerate(self.session.steps) if s.name == name), None)
         if step_pos is None:
-            self._set_status(f"step {name} is gone")
+            self._set_status(f"step {name} is no longer there")
             return
         self._sidebar().sync_steps(self.session)
         self._load_step(
@@ -301,7 +302,8 @@ class RolloutsApp(App[None]):
 
     def _after_open_at(self, step_pos: int, position: int, index: StepIndex) -> None:
         self._after_open(step_pos, index)
-        self.session.show_position(position)
+        self._sidebar().sync_steps(self.session)  # the step selector shows the step opened
+        self.session.show_position(position)  # kept when the columns arrive
         self._show_sample()
 
     # -- actions -------------------------------------------------------------------------
@@ -381,24 +383,4 @@ class RolloutsApp(App[None]):
             self._set_status("this sample has no prompt")
             return
         self._set_status("")
-        self.push_screen(PromptHistory(history), self._open_from_history)
-
-    def _open_from_history(self, chosen: tuple[str, int] | None) -> None:
-        if chosen is None:
-            return
-        name, position = chosen
-        names = [s.name for s in self.session.steps]
-        if name not in names:  # removed since (a live run rewrote its steps): say so
-            self._set_status(f"step {name} is no longer there; press r to refresh")
-            return
-        step_pos = names.index(name)
-        self._load_step(
-            step_pos, partial(self._after_open_at, step_pos, position), "cannot open this step"
-        )
-
-    def _after_open_at(self, step_pos: int, position: int, index: StepIndex) -> None:
-        self._after_open(step_pos, index)
-        self._sidebar().sync_steps(self.session)  # the step selector shows the step opened
-        self.session.go_to_position(position)
-        self.session.move(0)  # the user chose this sample: stay on it when the columns arrive
-        self._show_sample()
+        self.push_screen(PromptHistory(history), self._open_hit)
