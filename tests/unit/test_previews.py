@@ -34,7 +34,7 @@ def test_a_prompt_is_previewed_by_its_last_user_turn(write_step):
     got = prompt_previews(StepIndex.build(path, "train/1.jsonl"), range(6), chars=30)
     assert got == {
         0: "What is 6 x 7?",
-        1: "Hi 你",
+        1: "Hi 你好",
         2: "[image] The figure?",
         3: "plain text, no turns " + "x" * 8 + "\u2026",
         4: None,
