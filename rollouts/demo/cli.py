@@ -9,6 +9,12 @@ from pathlib import Path
 
 from .curves import CURVES
 from .runs import RUNS, write_demo, write_demo_runs
+from .scalars import scalars_available, write_demo_scalars
+
+NO_SCALARS = (
+    "no TensorBoard scalars written: the tensorboard package is not installed"
+    ' (pip install ".[tensorboard]")'
+)
 
 
 def _tree_size(directory: Path) -> str:
@@ -32,18 +38,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--runs", action="store_true", help=f"write {', '.join(RUNS)} runs as DEST/<name>"
     )
+    parser.add_argument(
+        "--no-scalars",
+        action="store_true",
+        help="write no TensorBoard scalars (written when the tensorboard package is there)",
+    )
     args = parser.parse_args(argv)
     if args.runs and (args.curve or args.steady):
         parser.error("--runs writes one steady run per curve; drop --curve and --steady")
     steps = args.steps if args.steps is not None else 40 if args.runs else 12
     sizes = {"train_steps": steps, "samples_per_step": args.samples, "seed": args.seed}
     try:
+        scalars = not args.no_scalars and scalars_available()
         if args.runs:
             for name, save in write_demo_runs(args.dest, **sizes).items():
+                if scalars:  # beside rollout_result/, as a run with --use-tensorboard has them
+                    write_demo_scalars(save, steps, RUNS[name], args.seed)
                 print(f"wrote the {name} run to {save} ({_tree_size(save)})")
-            return 0
-        out = write_demo(args.dest, **sizes, curve=args.curve or "rise", steady=args.steady)
+        else:
+            curve = args.curve or "rise"
+            out = write_demo(args.dest, **sizes, curve=curve, steady=args.steady)
+            if scalars:
+                write_demo_scalars(args.dest, steps, curve, args.seed)
+            print(f"wrote demo rollouts to {out} ({_tree_size(out)})")
     except ValueError as exc:
         parser.error(str(exc))
-    print(f"wrote demo rollouts to {out} ({_tree_size(out)})")
+    if not scalars and not args.no_scalars:
+        print(NO_SCALARS)
     return 0

@@ -211,3 +211,27 @@ def test_nan_and_infinity_are_kept_as_such_in_the_store(board: Path) -> None:
     got = values(store, "a")
     assert math.isnan(got[0][1]) and got[1][1] == math.inf and got[2] == (2, 1.0)
     assert event_file(board).stat().st_size > 0
+
+
+def test_the_demo_runs_scalars_are_read_back_as_written(tmp_path: Path):
+    """`python -m rollouts.demo` writes each run's scalars beside rollout_result/ with
+    TensorBoard's own writer; the reader finds them all, on the train steps' axis."""
+    from rollouts.demo.cli import main
+    from rollouts.demo.scalars import demo_scalars
+
+    assert main([str(tmp_path / "runs"), "--runs", "--steps", "6", "--samples", "8"]) == 0
+    for name, curve in (("steady-rise", "rise"), ("collapse", "collapse")):
+        store = store_of(tmp_path / "runs" / name / "tensorboard_log")
+        store.refresh()
+        expected = demo_scalars(6, curve)
+        assert sorted(store.tag_names()) == sorted(expected[0])
+        for tag in expected[0]:  # float32 on disk
+            got = values(store, tag)
+            assert [step for step, _ in got] == list(range(6))
+            assert [v for _, v in got] == pytest.approx([expected[s][tag] for s in range(6)])
+    collapse = store_of(tmp_path / "runs" / "collapse" / "tensorboard_log")
+    collapse.refresh()
+    rise = store_of(tmp_path / "runs" / "steady-rise" / "tensorboard_log")
+    rise.refresh()
+    # The collapse drifts past the trends' "KL too large" line (0.05); the healthy run does not.
+    assert values(collapse, "train/kl_loss")[-1][1] > 0.05 > values(rise, "train/kl_loss")[-1][1]

@@ -368,7 +368,8 @@ def test_write_demo_rejects_non_positive_sizes(tmp_path: Path) -> None:
 
 
 def test_main_writes_the_demo_and_prints_where(tmp_path: Path, capsys: Any) -> None:
-    assert demo.main([str(tmp_path), "--steps", "3", "--samples", "16", "--seed", "4"]) == 0
+    args = ["--steps", "3", "--samples", "16", "--seed", "4", "--no-scalars"]
+    assert demo.main([str(tmp_path), *args]) == 0
     out = tmp_path / "rollout_result"
     assert str(out) in capsys.readouterr().out
     assert sorted(step_files(out / "train")) == [0, 1, 2]
@@ -557,7 +558,8 @@ def test_write_demo_rejects_an_unknown_curve(tmp_path: Path) -> None:
 def test_main_runs_writes_the_three_runs_and_prints_one_line_each(
     tmp_path: Path, capsys: Any
 ) -> None:
-    args = ["--runs", "--steps", "3", "--samples", "8", "--seed", "2"]
+    # Without scalars: importing tensorboard costs the fast tier ~0.5 s (tests/e2e reads them).
+    args = ["--runs", "--steps", "3", "--samples", "8", "--seed", "2", "--no-scalars"]
     assert demo.main([str(tmp_path / "cli"), *args]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3
@@ -568,7 +570,7 @@ def test_main_runs_writes_the_three_runs_and_prints_one_line_each(
 
 
 def test_main_curve_writes_a_single_run_of_that_curve(tmp_path: Path) -> None:
-    args = ["--curve", "collapse", "--steady", "--steps", "4", "--samples", "16"]
+    args = ["--curve", "collapse", "--steady", "--steps", "4", "--samples", "16", "--no-scalars"]
     assert demo.main([str(tmp_path / "cli"), *args]) == 0
     api = demo.write_demo(
         tmp_path / "api", train_steps=4, samples_per_step=16, curve="collapse", steady=True
