@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import expect
 
 from tests.support.browser import Tab, save_screenshot, url_query, write_step_file
 from tests.support.data import sample
@@ -49,17 +49,6 @@ def group_url(viewer: ServerProcess, query: str = "") -> str:
 def positions(tab: Tab) -> list[int]:
     rows = tab.page.locator("#rv-members tbody.rv-member")
     return [int(r.get_attribute("data-position") or -1) for r in rows.all()]
-
-
-@pytest.fixture(params=["script", "no script"])
-def any_tab(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Tab]:
-    context = browser.new_context(
-        viewport={"width": 1440, "height": 900}, java_script_enabled=request.param == "script"
-    )
-    try:
-        yield Tab.attach(context.new_page())
-    finally:
-        context.close()
 
 
 def test_member_table_sorts_by_its_header_links(viewer: ServerProcess, any_tab: Tab):

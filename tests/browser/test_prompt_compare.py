@@ -43,17 +43,6 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
         yield server
 
 
-@pytest.fixture(params=["script", "no script"])
-def any_tab(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Tab]:
-    context = browser.new_context(
-        viewport={"width": 1440, "height": 900}, java_script_enabled=request.param == "script"
-    )
-    try:
-        yield Tab.attach(context.new_page())
-    finally:
-        context.close()
-
-
 def test_a_sample_leads_to_its_prompts_page_and_the_chart_opens_a_step(
     viewer: ServerProcess, tab: Tab
 ):

@@ -191,6 +191,19 @@ def tab_fixture(browser: Browser) -> Iterator[Tab]:
         context.close()  # a no-op when the test closed it already
 
 
+@pytest.fixture(name="any_tab", params=["script", "no script"])
+def any_tab_fixture(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Tab]:
+    """A tab at 1440 x 900, once with JavaScript and once without: pages that must work both
+    ways (the group, prompt and compare pages) run their tests twice."""
+    context = browser.new_context(
+        viewport={"width": 1440, "height": 900}, java_script_enabled=request.param == "script"
+    )
+    try:
+        yield Tab.attach(context.new_page())
+    finally:
+        context.close()
+
+
 # -- data ------------------------------------------------------------------------------------
 def write_step_file(root: Path, bucket: str, step: int, lines: Iterable[Any]) -> Path:
     """root/bucket/step.jsonl ("" for a flat dir) from records or raw str lines; its path."""
