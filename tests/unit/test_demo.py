@@ -387,6 +387,11 @@ def test_module_runs_as_a_script(tmp_path: Path) -> None:
     )  # fmt: skip
     assert str(tmp_path / "rollout_result") in done.stdout
     assert (tmp_path / "rollout_result" / "train" / "1.jsonl").is_file()
+    # The scalars a run with --use-tensorboard writes, beside rollout_result/ (the test extra
+    # has tensorboard).
+    assert [p.name for p in (tmp_path / "tensorboard_log").iterdir()] == [
+        "events.out.tfevents.1764547200.demo"
+    ]
 
 
 # -- curves and the three demo runs ------------------------------------------------------------
