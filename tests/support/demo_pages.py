@@ -3,9 +3,12 @@ docs/screenshots.py: the same pages are checked and shown."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+from rollouts.store.promptid import format_prompt_id, prompt_id_of_value
 
 RUN = "/runs/steady-rise"
 PAGES = {
@@ -19,20 +22,26 @@ PAGES = {
     "error": f"{RUN}/train/999/sample/0/",
     "search": f"{RUN}/train/search/?q=boxed",
     "sample-search": f"{RUN}/train/{{train}}/sample/0/?q=boxed",
+    "prompt": f"{RUN}/train/prompt/{{prompt}}/",
+    "compare": f"{RUN}/eval/compare/?a=0&b={{eval}}",
 }
 
 
-def write_demo_runs(root: Path) -> dict[str, int]:
-    """The demo runs under `root`; the latest train and eval step of the run the pages show."""
+def write_demo_runs(root: Path) -> dict[str, int | str]:
+    """The demo runs under `root`; the latest train and eval step of the run the pages show,
+    and the prompt id of that train step's first sample."""
     subprocess.run(
         [sys.executable, "-m", "rollouts.demo", str(root), "--runs"], check=True, timeout=300
     )
     buckets = root / RUN.rsplit("/", 1)[1] / "rollout_result"
-    return {
+    latest: dict[str, int | str] = {
         bucket: max(int(f.stem) for f in (buckets / bucket).glob("*.jsonl") if f.stem.isdigit())
         for bucket in ("train", "eval")
     }
+    with (buckets / "train" / f"{latest['train']}.jsonl").open(encoding="utf-8") as f:
+        latest["prompt"] = format_prompt_id(prompt_id_of_value(json.loads(f.readline())["prompt"]))
+    return latest
 
 
-def page_urls(latest: dict[str, int]) -> dict[str, str]:
+def page_urls(latest: dict[str, int | str]) -> dict[str, str]:
     return {name: path.format(**latest) for name, path in PAGES.items()}

@@ -141,7 +141,7 @@ def test_two_members_compared_word_by_word_escaped(client, group_step):
     compare = re.search(r'id="rv-member-2".*?class="rv-compare-link" href="([^"]+)"', p.html, re.S)
     assert compare and html.unescape(compare.group(1)).startswith("?from=0&a=0&b=2")
     shown = page(client, "/train/1/group/5/" + html.unescape(compare.group(1)).split("#")[0])
-    sides = re.findall(r'<pre class="rv-diff">(.*?)</pre>', shown.html, re.S)
+    sides = re.findall(r'<pre class="rv-diff"[^>]*>(.*?)</pre>', shown.html, re.S)
     assert len(sides) == 2
     assert sides[0] == 'So the answer is <del class="rv-diff-del">\\boxed{42}.</del>'
     assert sides[1] == 'So the answer is <ins class="rv-diff-ins">\\boxed{41}.</ins>'
