@@ -23,6 +23,7 @@ import msgspec
 
 from .errors import BadRequest
 from .jsonio import LineError, decode_line
+from .searchslim import slim_fields
 
 FIELDS = ("prompt", "response", "label")
 # `field=any` looks in these, in this order: a hit names the first that matches (responses are
@@ -121,6 +122,9 @@ class Matcher:
 
 def decode_fields(data: bytes) -> dict[str, Any] | None:
     """prompt, response and label of a line; None when the line is no JSON object at all."""
+    slim = slim_fields(data)  # the same values, without reading past the token arrays
+    if slim is not None:
+        return slim
     try:
         texts = _fields_decoder.decode(data)
         return {"prompt": texts.prompt, "response": texts.response, "label": texts.label}
