@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Checkbox, Input, Label, OptionList
+from textual.widgets import Checkbox, Input, Label, OptionList, Select
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -26,6 +26,13 @@ from ..store.searchquery import Query
 HIT_LIMIT = 500  # hits listed (counting goes on for the status line)
 SLICE_SECONDS = 0.25  # each slice, so the list fills in and Escape is heard
 MATCH_STYLE = "black on yellow"
+# Where to look, as the web page's `field` (a hit names the field it was found in).
+FIELD_OPTIONS = (
+    ("any field", "any"),
+    ("response", "response"),
+    ("prompt", "prompt"),
+    ("label", "label"),
+)
 
 
 def hit_text(hit_step: int, position: int, field: str, before: str, match: str, after: str) -> Text:
@@ -37,7 +44,7 @@ def hit_text(hit_step: int, position: int, field: str, before: str, match: str, 
 
 
 class SearchScreen(ModalScreen[tuple[str, int] | None]):
-    """The query input, regex and case switches, the progress line and the hits."""
+    """The query input, the field, regex and case switches, the progress line and the hits."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "close")]
 
@@ -52,6 +59,7 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
             yield Label(f"Search every step of {self.bucket} (Enter to search, Esc to close)")
             with Horizontal(id="search-bar"):
                 yield Input(placeholder="I apologize", id="search-query")
+                yield Select(FIELD_OPTIONS, value="any", allow_blank=False, id="search-field")
                 yield Checkbox("regex", id="search-regex")
                 yield Checkbox("case", id="search-case")
             yield Label("", id="search-status")
@@ -69,6 +77,7 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
         try:
             query = Query(
                 event.value,
+                field=str(self.query_one("#search-field", Select).value),
                 regex=self.query_one("#search-regex", Checkbox).value,
                 case=self.query_one("#search-case", Checkbox).value,
             )

@@ -13,7 +13,7 @@ else:
     pytest.importorskip("textual")
 
 from textual.pilot import Pilot
-from textual.widgets import OptionList
+from textual.widgets import Input, OptionList, Select
 
 from rollouts.tui.app import RolloutsApp
 from rollouts.tui.search import SearchScreen
@@ -54,7 +54,7 @@ def test_search_lists_the_hits_of_every_step_and_enter_opens_one(write_step, dat
         ]
         status = str(screen.query_one("#search-status").render())
         assert status.startswith("2 matching samples, 3 of 3 steps searched")
-        await press(app, pilot, "tab", "tab", "tab")  # past regex and case, to the hits
+        await press(app, pilot, "tab", "tab", "tab", "tab")  # past field, regex, case: the hits
         assert screen.query_one("#search-hits", OptionList).has_focus
         await press(app, pilot, "enter")  # the first hit: step 1, position 1
         await settle(app, pilot)
@@ -62,6 +62,28 @@ def test_search_lists_the_hits_of_every_step_and_enter_opens_one(write_step, dat
         assert step_of(app) == 1
         assert shown_field(app, "sample_index") == "1"
         assert app.session.rank == 1
+
+    drive(RolloutsApp(data_dir), scenario)
+
+
+def test_the_search_looks_in_the_field_chosen(write_step, data_dir):
+    write_step("train", 1, [sample(0, response="about question 7"), sample(1), sample(7)])
+
+    async def scenario(app: RolloutsApp, pilot: Pilot) -> None:
+        await press(app, pilot, "slash")
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        await press(app, pilot, *"question 7", "enter")  # any field: response, then prompt
+        await wait_for_search(app, pilot, screen)
+        assert [line.split(":")[0] for line in hit_lines(screen)] == [
+            "step 1 #0 response",
+            "step 1 #2 prompt",
+        ]
+        screen.query_one("#search-field", Select).value = "prompt"
+        screen.query_one("#search-query", Input).focus()
+        await press(app, pilot, "enter")
+        await wait_for_search(app, pilot, screen)
+        assert [line.split(":")[0] for line in hit_lines(screen)] == ["step 1 #2 prompt"]
 
     drive(RolloutsApp(data_dir), scenario)
 
