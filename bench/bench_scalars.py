@@ -11,7 +11,10 @@ figures include what a restarted viewer pays, imports aside):
    run is tensorboard's own `EventAccumulator.Reload()` on the same file (scalars kept whole);
 2. restart: a new process with the disk cache the first filled: `refresh()` reads no record;
 3. an unchanged poll: `refresh()` again with nothing new (median of 200), and one more step
-   appended (`--tags` scalars: the incremental read a live run's poll pays).
+   appended (`--tags` scalars: the incremental read a live run's poll pays);
+4. the same over HTTP: a real `manage.py visualize` on loopback, the page's unchanged poll
+   (`api/jsonl/train/poll` with the scalars' version in its cursor) 200 times, against the same
+   poll of a viewer started with `--tensorboard off` in the same run.
 
 The file sits in the OS page cache (it was just written): a warm disk.
 """
@@ -19,8 +22,10 @@ The file sits in the OS page cache (it was just written): a warm disk.
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -101,6 +106,31 @@ def child(board: Path, cache: Path, what: str, steps: int, tags: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def http_polls(work: Path, cache: Path, *flags: str) -> tuple[float, float, dict]:
+    """Median and p90 ms of the unchanged poll of a real viewer of `work`, and its cursor."""
+    sys.path.insert(0, str(REPO_ROOT))
+    from tests.support.servers import run_visualize
+
+    data = work / "rollout_result"
+    size = (data / "train" / "0.jsonl").stat().st_size
+    with run_visualize(data, "--disk-cache", str(cache), *flags) as server:
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        path = f"/api/jsonl/train/poll?after=0&size={size}"
+        connection.request("GET", path)
+        cursor = json.loads(connection.getresponse().read())["cursor"]
+        path += "".join(f"&{k}={v}" for k, v in cursor.items() if k not in ("after", "size"))
+        times = []
+        for _ in range(POLLS):
+            started = time.perf_counter()
+            connection.request("GET", path)
+            answer = json.loads(connection.getresponse().read())
+            times.append((time.perf_counter() - started) * 1000)
+            assert not answer["changed"], answer
+        connection.close()
+    times.sort()
+    return statistics.median(times), times[int(len(times) * 0.9)], cursor
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=300)
@@ -134,6 +164,20 @@ def main() -> None:
              f"< {TARGET_POLL_MS} ms", f"{POLLS} refreshes"),
             ("poll after one more step", f"{restart['grown_poll_ms']:.2f} ms", "",
              f"{restart['grown_records']} records read (a new event file)"),
+        ]  # fmt: skip
+        # The viewer of a run: one small step beside the scalars (the poll's own work is the
+        # step list; the scalars add a stat per event file).
+        train = work / "rollout_result" / "train"
+        train.mkdir(parents=True)
+        (train / "0.jsonl").write_text('{"rollout_id": 0, "reward": 1.0}\n')
+        with_tb = http_polls(work, cache)
+        without = http_polls(work, cache, "--tensorboard", "off")
+        assert "scalars" in with_tb[2] and "scalars" not in without[2], (with_tb, without)
+        rows += [
+            ("HTTP unchanged poll (median, p90)", f"{with_tb[0]:.2f} ms, {with_tb[1]:.2f} ms",
+             f"< {TARGET_POLL_MS} ms", f"{POLLS} polls of a real viewer on loopback"),
+            ("baseline: the same, --tensorboard off", f"{without[0]:.2f} ms, {without[1]:.2f} ms",
+             "", f"scalars add {with_tb[0] - without[0]:+.2f} ms"),
         ]  # fmt: skip
         width = max(len(r[0]) for r in rows)
         for name, value, target, note in rows:
