@@ -29,21 +29,24 @@ ACK_SUFFIX = ".ack"  # beside the control file: the loop says it is blocked in a
 POLL_SECONDS = 0.15  # between reads while paused
 
 
-def read_control(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The requests in the file, `{"pause", "stop"}`; missing or unreadable: no request."""
+def _read(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        data = {}
-    if not isinstance(data, dict):
-        data = {}
-    return {"pause": data.get("pause") is True, "stop": data.get("stop") is True}
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def read_control(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The requests in the file, `{"pause", "stop"}`; missing or unreadable: no request."""
+    return _requests(_read(path))
 
 
 def write_control(
     path: str | os.PathLike[str], *, pause: bool | None = None, stop: bool | None = None
-) -> None:
-    """Set the requests given (the others keep their value), atomically."""
+) -> float:
+    """Set the requests given (the others keep their value), atomically; returns the request's
+    `updated` stamp, which the loop's ack of a pause names."""
     target = Path(path)
     current = read_control(target)
     data = {
@@ -52,22 +55,22 @@ def write_control(
         "updated": time.time(),
     }
     atomic_write_json(target, data)
+    return data["updated"]
 
 
 def ack_path(path: str | os.PathLike[str]) -> Path:
     return Path(f"{os.fspath(path)}{ACK_SUFFIX}")
 
 
-def read_ack(path: str | os.PathLike[str]) -> float | None:
-    """When the loop reading `path` blocked in the current pause (its ack file), or None."""
-    try:
-        data = json.loads(ack_path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+def read_ack(path: str | os.PathLike[str]) -> dict[str, float | None] | None:
+    """The loop's ack while it is blocked in a pause: `{"since": when it blocked, "request":
+    the `updated` stamp of the control file it obeyed}`; None when it is not blocked."""
+    data = _read(ack_path(path))
+    since = data.get("since")
+    if data.get("paused") is not True or not isinstance(since, int | float):
         return None
-    if isinstance(data, dict) and data.get("paused") is True:
-        since = data.get("since")
-        return float(since) if isinstance(since, int | float) else None
-    return None
+    request = data.get("request")
+    return {"since": float(since), "request": request if isinstance(request, int | float) else None}
 
 
 def atomic_write_json(target: Path, data: Any) -> None:
@@ -103,11 +106,12 @@ class TrainingControl:
         """True when a stop is requested; while a pause is, blocks until resumed or stopped."""
         if self.path is None:
             return False
-        state = read_control(self.path)
+        raw = _read(self.path)
+        state = _requests(raw)
         if not state["pause"] or state["stop"]:
-            return state["stop"]
+            return bool(state["stop"])
         began = time.monotonic()
-        self._ack(True)
+        self._ack(True, raw.get("updated"))
         try:
             while True:
                 time.sleep(POLL_SECONDS)
@@ -118,9 +122,16 @@ class TrainingControl:
             self._paused += time.monotonic() - began
             self._ack(False)
 
-    def _ack(self, paused: bool) -> None:
-        """Tell the viewer the loop is blocked (so it shows "paused", not "pausing")."""
+    def _ack(self, paused: bool, request: Any = None) -> None:
+        """Tell the viewer the loop is blocked (so it shows "paused", not "pausing"), naming
+        the request it obeys (no clock comparison: the cluster's clock may not be the
+        viewer's)."""
         if self.path is None:
             return
+        data = {"paused": paused, "since": time.time(), "request": request}
         with contextlib.suppress(OSError):
-            atomic_write_json(ack_path(self.path), {"paused": paused, "since": time.time()})
+            atomic_write_json(ack_path(self.path), data)
+
+
+def _requests(data: dict[str, Any]) -> dict[str, bool]:
+    return {"pause": data.get("pause") is True, "stop": data.get("stop") is True}

@@ -7,6 +7,7 @@ to it, as `runs.py` does for catalogs.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import threading
@@ -16,7 +17,7 @@ from typing import Any
 
 from .conf import conf
 from .store.diskcache import DiskCache
-from .store.reading import update_rules
+from .store.reading import EV_WINDOW, update_rules
 from .store.scalars import (
     INSTALL_HINT,
     ScalarStore,
@@ -90,6 +91,7 @@ class TrendScalars:
     series: list[dict[str, Any]] = field(default_factory=list)
     by_step: dict[int, dict[str, float | None]] = field(default_factory=dict)
     latest: dict[str, float] = field(default_factory=dict)  # tag -> its latest finite value
+    recent: dict[str, list[float]] = field(default_factory=dict)  # tag -> its last finite ones
 
     def at(self, step: int) -> dict[str, float | None]:
         return self.by_step.get(step, {})
@@ -120,9 +122,11 @@ def trend_scalars(data_root: Path, run: str | None, steps: list[int]) -> TrendSc
             if step in wanted:
                 result.by_step.setdefault(step, {})[key] = value if math.isfinite(value) else None
                 matched += 1
-        finite = next((v for _, v, _ in reversed(points) if math.isfinite(v)), None)
-        if finite is not None:
-            result.latest[tag] = finite
+        last = list(
+            itertools.islice((v for _, v, _ in reversed(points) if math.isfinite(v)), EV_WINDOW)
+        )[::-1]
+        if last:
+            result.latest[tag], result.recent[tag] = last[-1], last
         result.series.append(
             {
                 "key": key,
@@ -155,7 +159,7 @@ def with_update_rules(result: dict[str, Any], scalars: TrendScalars) -> dict[str
     result = update_rules(
         result,
         kl[1] if kl else None,
-        ev[1] if ev else None,
+        scalars.recent.get(ev[0], []) if ev else [],
         kl_name=kl[0] if kl else "KL",
         ev_name=ev[0] if ev else "explained variance",
     )

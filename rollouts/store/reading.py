@@ -94,15 +94,17 @@ PLATEAU_RANGE = 0.15  # (max - min) / |mean| at most this
 DISCLAIMER = "a heuristic reading of the recent curve, not a statistical test"
 
 
-def slope(values: Sequence[float]) -> float:
-    """Least-squares slope per step of evenly spaced values (0 for fewer than two)."""
+def slope(values: Sequence[float], xs: Sequence[float] | None = None) -> float:
+    """Least-squares slope of `values` against `xs` (default: evenly spaced, per step); 0 for
+    fewer than two points or no spread in x."""
     n = len(values)
     if n < 2:
         return 0.0
-    mean_x, mean_y = (n - 1) / 2, math.fsum(values) / n
-    num = math.fsum((i - mean_x) * (v - mean_y) for i, v in enumerate(values))
-    den = math.fsum((i - mean_x) ** 2 for i in range(n))
-    return num / den
+    x = list(xs) if xs is not None else list(range(n))
+    mean_x, mean_y = math.fsum(x) / n, math.fsum(values) / n
+    num = math.fsum((a - mean_x) * (v - mean_y) for a, v in zip(x, values, strict=True))
+    den = math.fsum((a - mean_x) ** 2 for a in x)
+    return num / den if den else 0.0
 
 
 def noise(values: Sequence[float]) -> float:
@@ -121,15 +123,20 @@ def reading(
     zero_signal: Sequence[float] = (),
     window: int | None = None,
     falling_first: bool = False,
+    xs: Sequence[float] | None = None,
+    x_unit: str = "step",
 ) -> dict[str, Any]:
     """The reading of per-step mean rewards (NaN steps left out), plus warnings.
 
     The window is the last WINDOW steps, or the last tenth of a long run: ten steps of a
     400-step run are too few to tell a slow climb from its noise. `falling_first`: a negative
     slope reads "not rising" even when the curve is flat enough for a plateau (the training
-    reading's order, training/convergence.py).
+    reading's order, training/convergence.py). `xs`: each reward's x (a training run's env
+    timesteps), so the slope is per `x_unit` rather than per point.
     """
-    points = [v for v in rewards if math.isfinite(v)]
+    finite = [n for n, v in enumerate(rewards) if math.isfinite(v)]
+    points = [rewards[n] for n in finite]
+    at = [float(xs[n]) for n in finite] if xs is not None else None
     if window is None:
         window = max(WINDOW, len(points) // 10)
     result: dict[str, Any] = {
@@ -141,6 +148,7 @@ def reading(
             "plateau_range": PLATEAU_RANGE,
         },
         "warnings": _warnings(truncation, zero_signal, window),
+        "notes": [],
     }
     if not points:
         return {**result, "reading": "waiting", "why": "no step has a reward yet", "numbers": {}}
@@ -148,6 +156,7 @@ def reading(
         why = f"{len(points)} step(s) with a reward; at least {MIN_STEPS} are needed"
         return {**result, "reading": "warming up", "why": why, "numbers": {"steps": len(points)}}
     recent = points[-window:]
+    recent_x = at[-window:] if at is not None else None
     half = len(recent) // 2
     first, second = recent[:half], recent[len(recent) - half :]
     level = math.fsum(recent) / len(recent)
@@ -155,7 +164,7 @@ def reading(
     numbers = {
         "steps": len(points),
         "window_steps": len(recent),
-        "slope": slope(recent),
+        "slope": slope(recent, recent_x),
         "level": level,
         "shift": math.fsum(second) / len(second) - math.fsum(first) / len(first),
         "noise": noise(recent),
@@ -168,22 +177,37 @@ def reading(
         and numbers["range_ratio"] <= PLATEAU_RANGE
     )
     falling = numbers["slope"] < 0
+    per = f"per {x_unit}"
+    counted = "steps" if recent_x is None else "points"
+    span = ""
+    if recent_x is not None:
+        numbers["window_span"] = recent_x[-1] - recent_x[0]
+        span = f" ({numbers['window_span']:,.0f} {x_unit}s)"
+    plateau = (
+        f"the halves differ by {numbers['shift']:+.4g}, within the noise "
+        f"{numbers['noise']:.4g}; cv {numbers['cv']:.3f} <= {PLATEAU_CV}, range "
+        f"{numbers['range_ratio']:.3f} of the level <= {PLATEAU_RANGE}"
+    )
+    trend = f"slope {numbers['slope']:+.4g} {per} over the last {len(recent)} {counted}{span}"
     if flat and not (falling_first and falling):
-        name = "plateau"
-        why = (
-            f"the halves differ by {numbers['shift']:+.4g}, within the noise "
-            f"{numbers['noise']:.4g}; cv {numbers['cv']:.3f} <= {PLATEAU_CV}, range "
-            f"{numbers['range_ratio']:.3f} of the level <= {PLATEAU_RANGE}"
-        )
+        name, why = "plateau", plateau
     elif falling:
         name = "not rising"
-        why = f"the slope of the last {len(recent)} steps is {numbers['slope']:+.4g} per step"
+        why = (
+            f"the slope of the last {len(recent)} {counted}{span} is {numbers['slope']:+.4g} {per}"
+        )
     else:
         name = "rising"
         why = (
-            f"slope {numbers['slope']:+.4g} per step, and the halves differ by "
+            f"slope {numbers['slope']:+.4g} {per}, and the halves differ by "
             f"{numbers['shift']:+.4g} against noise {numbers['noise']:.4g}"
         )
+    result["notes"] = [
+        f"reward: {trend} (not rising below 0)",
+        f"plateau: halves differ by {numbers['shift']:+.4g} against noise"
+        f" {numbers['noise']:.4g}, cv {numbers['cv']:.3f} (at most {PLATEAU_CV}), range"
+        f" {numbers['range_ratio']:.3f} of the level (at most {PLATEAU_RANGE})",
+    ]
     return {**result, "reading": name, "why": why, "numbers": numbers}
 
 
@@ -201,33 +225,67 @@ def _warnings(truncation: Sequence[float], zero_signal: Sequence[float], window:
 # The policy-update rules of the training front end (its document's order: KL first, then the
 # value function), shared by the training reading and the trends' TensorBoard scalars.
 KL_MAX = 0.05  # the latest KL above this: "kl too large"
-EV_MIN = 0.0  # the latest explained variance below this: "value not fitted"
+EV_MIN = 0.0  # the median recent explained variance below this: "value not fitted"
+EV_WINDOW = 10  # updates the explained-variance rule reads
+EV_MIN_VALUES = 3  # fewer: the rule does not judge
 
 
 def update_rules(
     result: dict[str, Any],
     kl: float | None,
-    ev: float | None,
+    ev_recent: Sequence[float] = (),
     kl_name: str = "approx_kl",
     ev_name: str = "explained_variance",
 ) -> dict[str, Any]:
-    """The reading with the KL and value-function rules applied to the latest `kl` and `ev`
-    (None: not logged), each number and threshold returned. A reading still waiting or warming
-    up stays so: there is no trend to judge yet."""
-    result["thresholds"].update(kl_max=KL_MAX, explained_variance_min=EV_MIN)
-    if result["reading"] in ("waiting", "warming up"):
-        return result
-    result["numbers"].update(approx_kl=kl, explained_variance=ev)
+    """The reading with the policy-update rules applied, each number, threshold and window
+    returned and said in `notes`:
+
+    - KL first, from the first point on (a warming-up run that already blows up its KL says
+      so): the latest `kl` above KL_MAX reads "kl too large";
+    - the value function over a window, not one update: the median of the last EV_WINDOW
+      explained variances (`ev_recent`, oldest first) below EV_MIN reads "value not fitted".
+      One update below 0 is common on a healthy run (13 of 48 on SB3's CartPole); a median
+      moves only when most recent updates agree. Needs EV_MIN_VALUES of them, and a trend.
+    """
+    result["thresholds"].update(
+        kl_max=KL_MAX, explained_variance_min=EV_MIN, explained_variance_window=EV_WINDOW
+    )
+    notes = result.setdefault("notes", [])
+    recent = [v for v in ev_recent if math.isfinite(v)][-EV_WINDOW:]
+    median = _median(recent) if recent else None
+    judged = result["reading"] not in ("waiting", "warming up")
+    if kl is not None:
+        result["numbers"]["approx_kl"] = kl
+        notes.append(f"KL: the latest {kl_name} is {kl:.4g} (too large above {KL_MAX})")
+    if median is not None:
+        below = sum(v < EV_MIN for v in recent)
+        result["numbers"].update(explained_variance=median, explained_variance_below=below)
+        notes.append(
+            f"value function: the median {ev_name} of the last {len(recent)} updates is"
+            f" {median:.3g}, {below} of them below {EV_MIN:g} (not fitted when the median is"
+            f" below {EV_MIN:g}, over at least {EV_MIN_VALUES})"
+        )
     if kl is not None and kl > KL_MAX:
         result["reading"] = "kl too large"
         result["why"] = (
             f"the latest {kl_name} {kl:.4g} is above {KL_MAX}: the policy updates may be too"
             " large (lower the learning rate or the clip range)"
         )
-    elif ev is not None and ev < EV_MIN:
+    elif judged and median is not None and len(recent) >= EV_MIN_VALUES and median < EV_MIN:
         result["reading"] = "value not fitted"
-        result["why"] = f"the latest {ev_name} {ev:.3g} is below {EV_MIN:g}"
+        result["why"] = (
+            f"the median {ev_name} of the last {len(recent)} updates is {median:.3g}, below"
+            f" {EV_MIN:g}: the value function does not predict the returns yet"
+        )
     return result
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def series(points: Sequence[StepMetrics], key: str) -> list[float]:

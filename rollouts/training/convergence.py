@@ -2,9 +2,10 @@
 
 The rules, in the order the training front end's document gives them: waiting for the first
 rollout; warming up (fewer than 3 points); KL too large (latest `approx_kl` > 0.05, the highest
-priority once there are points); value function not fitted (latest `explained_variance` < 0);
-not rising (negative slope over the window); plateau; rising. Every number and threshold is
-returned so a person can check it.
+priority, from the first point on); value function not fitted (the median `explained_variance`
+of the last 10 updates < 0); not rising (negative slope, per env step, over the window);
+plateau; rising. Every number, threshold and window is returned, and said in `notes`, so a
+person can check it.
 """
 
 from __future__ import annotations
@@ -31,12 +32,32 @@ def latest(points: Sequence[Any], key: str) -> float | None:
     return None
 
 
+def recent(points: Sequence[Any], key: str, count: int = shared.EV_WINDOW) -> list[float]:
+    """The last `count` finite values of `key`, oldest first."""
+    values: list[float] = []
+    for point in reversed(points):
+        value = point.metrics.get(key)
+        if isinstance(value, int | float) and math.isfinite(value):
+            values.append(float(value))
+            if len(values) == count:
+                break
+    return values[::-1]
+
+
 def convergence(points: Sequence[Any], main: str) -> dict[str, Any]:
-    result = shared.reading(shared.series(points, main), falling_first=True)
+    """The reading of a training run's points (its effective history across resumes): the
+    reward's trend against env timesteps, then the KL (from the first point) and the value
+    function (over a window of updates) rules."""
+    result = shared.reading(
+        shared.series(points, main),
+        falling_first=True,
+        xs=[p.step for p in points],
+        x_unit="env step",
+    )
     result["thresholds"]["metric"] = main
     if result["reading"] == "waiting":
         result["why"] = f"waiting for the first rollout: no point has {main} yet"
-    return shared.update_rules(result, latest(points, KL_KEY), latest(points, EV_KEY))
+    return shared.update_rules(result, latest(points, KL_KEY), recent(points, EV_KEY))
 
 
 def cards(points: Sequence[Any], spec_metrics: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

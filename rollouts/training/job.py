@@ -18,12 +18,14 @@ from typing import Any
 from ..control import atomic_write_json, read_ack, write_control
 from .output import STREAMS, JobOutput
 from .recovery import forced_stop_record, read_json
-from .snapshot import backend_part
+from .snapshot import FINAL, backend_part
 
 RECORD = "job.json"
 CONTROL = "control.json"
-FINAL = ("exited", "failed", "killed")
-QUIET_PAUSE = 2.0  # a pause is taken as effective after this long without output (no ack)
+# How a job ended, as the page and the JSON say it: ran to its end, ended after the user's stop,
+# killed after the grace period (or from outside), or failed (a non-zero exit, a failure record).
+OUTCOMES = ("finished", "stopped", "forced", "failed")
+PAUSE_NOTE_AFTER = 10.0  # seconds of "pausing" without the script's ack before the page says so
 
 
 class JobError(RuntimeError):
@@ -38,16 +40,17 @@ class Job:
     backend = "local"
     merged_output = False  # stdout and stderr come as one stream (errors found in stdout too)
 
-    def __init__(self, spec: Any, run_dir: Path, record: dict[str, Any]) -> None:
+    def __init__(
+        self, spec: Any, run_dir: Path, record: dict[str, Any], output: JobOutput | None = None
+    ) -> None:
         self.spec = spec
         self.run_dir = run_dir
         self.record = record
-        self.output = JobOutput(spec.base, merged=self.merged_output)
-        self.log, self.progress, self.phases = (
-            self.output.log,
-            self.output.progress,
-            self.output.phases,
-        )
+        # A resume in this viewer goes on with the previous process's output (its log ring and
+        # its points): each line once, the page's cursors still valid.
+        self.output = output or JobOutput(spec.base, merged=self.merged_output)
+        self.log, self.progress = self.output.log, self.output.progress
+        self._ended_before_attach = False
         self._lock = threading.Lock()
         self._done = threading.Event()  # the job's process is gone
         self._finished = threading.Event()  # ... and its output read
@@ -56,31 +59,59 @@ class Job:
 
     # -- starting and attaching
 
+    @property
+    def phases(self) -> list[dict[str, Any]]:
+        return self.output.phases
+
     @classmethod
-    def start(cls, spec: Any, run_dir: Path, record: dict[str, Any]) -> Job:
+    def start(
+        cls, spec: Any, run_dir: Path, record: dict[str, Any], output: JobOutput | None = None
+    ) -> Job:
         """The job launched, or JobError with nothing of it left behind (a new run directory it
-        made is removed again, a resumed one keeps what it had)."""
+        made is removed again, a resumed one keeps what it had). `output`: the previous
+        process's, when this one resumes it in the same viewer."""
         made = [p for p in (run_dir, *run_dir.parents) if not p.exists()]  # innermost first
         run_dir.mkdir(parents=True, exist_ok=True)
         write_control(run_dir / CONTROL, pause=False, stop=False)
-        job = cls(spec, run_dir, record)
+        job = cls(spec, run_dir, record, output)
         job.output.sizes(run_dir)  # a resume appends: what is there is the previous run's
+        now = time.time()
         record.update(
             backend=cls.backend,
-            started_at=time.time(),
+            started_at=now,
             status="running",
+            outcome=None,
             exit_code=None,
             force_killed=False,
             paused_seconds=0.0,
+            pauses=[],
             ended_at=None,
             message=None,
         )
+        record.pop("stop_requested_at", None)
+        attempts = list(record.get("attempts") or [])
+        if record.get("resumed_from"):
+            attempts.append(
+                {
+                    "index": len(attempts) + 1,
+                    "started_at": now,
+                    "start_timesteps": int(record.get("start_timesteps") or 0),
+                    "resumed_from": record["resumed_from"],
+                    "stdout_offset": job.output.old_bytes.get("stdout.log", 0),
+                }
+            )
+        record["attempts"] = attempts
         try:
             job._launch()
         except JobError:
             if made:
                 _remove_new_run_dir(run_dir, made)
             raise
+        if record.get("resumed_from"):
+            if output is not None:  # the log read so far is the previous process's
+                job.output.begin_attempt(attempts[-1], now)
+            else:  # read from the start: the attempt begins where its output does
+                job.output.attempts_from(attempts)
         job.save()
         job._follow()
         return job
@@ -90,11 +121,15 @@ class Job:
         """A job from its record: followed while its work is alive, else ended."""
         job = cls(spec, run_dir, record)
         job.output.sizes(run_dir)  # written before this viewer watched: no phase timed by it
+        job.output.attempts_from(list(record.get("attempts") or []))
         alive = record.get("status") not in FINAL and job._alive()
         if not alive and record.get("status") not in FINAL:
             record.update(status="exited", ended_at=record.get("ended_at") or time.time())
             job._ended_unseen()
+            record["outcome"] = job._outcome(record["status"])
         if not alive:
+            record.setdefault("outcome", job._outcome(str(record.get("status"))))
+            job._ended_before_attach = True  # a new start need not wait for its log's reading
             job._done.set()
         elif record.get("paused_at"):
             job._pause_since = float(record["paused_at"])
@@ -119,6 +154,7 @@ class Job:
                 self._resume_clock()
                 status = self._final_status(code)
                 self.record.update(status=status, exit_code=code, ended_at=time.time())
+                self.record["outcome"] = self._outcome(status)
                 self.save()
         if self.record.get("status") == "killed" or (code is not None and code < 0):
             code_said = f" (exit code {code})" if code is not None else ""
@@ -133,6 +169,18 @@ class Job:
             return "failed"  # (re-attached: no exit code, but its failure record)
         return "exited"
 
+    def _outcome(self, status: str) -> str:
+        """One of OUTCOMES for an ended job of this final `status`."""
+        if self.record.get("force_killed"):
+            return "forced"
+        if status == "failed":
+            return "failed"
+        if self.record.get("stop_requested_at"):
+            return "stopped"  # (a SIGTERM the stop sent to a script without the control file)
+        if status == "killed":
+            return "failed"  # a signal nobody here sent: the system's OOM killer, a kill -9
+        return "finished"
+
     # -- requests
 
     control_path = property(lambda self: self.run_dir / CONTROL)
@@ -143,32 +191,55 @@ class Job:
             if stored in FINAL or stored == "stopping":
                 return stored
             if self._pause_since is not None:
-                ack = read_ack(self.control_path)
-                quiet = time.time() - max(self._pause_since, self.output.last_output)
-                return (
-                    "paused"
-                    if (ack or 0) >= self._pause_since or quiet > QUIET_PAUSE
-                    else "pausing"
-                )
+                return "paused" if self._acknowledged() else "pausing"
             if self._starting():
                 return "starting"
             return "running"
+
+    def _acknowledged(self) -> bool:
+        """Whether the script says it is blocked in this pause: its ack names this pause's
+        request (or, from an older script, was written since it)."""
+        ack = read_ack(self.control_path)
+        if ack is None:
+            return False
+        request = self.record.get("pause_request")
+        if ack.get("request") is not None and request is not None:
+            return bool(ack["request"] == request)
+        return float(ack.get("since") or 0) >= float(self._pause_since or 0)
+
+    def note(self) -> str | None:
+        """What the page says beside the status: a pause the script has not acknowledged."""
+        with self._lock:
+            since = self._pause_since
+        if since is None or self.status() != "pausing":
+            return None
+        waited = time.time() - since
+        if waited < PAUSE_NOTE_AFTER:
+            return None
+        return (
+            f"the script has not acknowledged the pause for {waited:.0f} s: it pauses at its"
+            " next control-file check (does it call rollouts.control? a long update delays it);"
+            " a stop works either way"
+        )
 
     def _starting(self) -> bool:
         return self.output.last_output == 0.0 and time.time() - self.record["started_at"] < 5
 
     @property
     def running(self) -> bool:
-        return not self._finished.is_set()
+        """Whether its work may still run: false at once for a job that had ended before this
+        viewer attached (its log may still be being read back; a new start need not wait)."""
+        return not (self._ended_before_attach or self._finished.is_set())
 
     def pause(self) -> None:
         with self._lock:
             self._require_control("pause")
             if self._pause_since is not None:
                 raise JobError("the job is already paused")
-            write_control(self.control_path, pause=True)
+            request = write_control(self.control_path, pause=True)
             self._pause_since = time.time()
-            self.record["paused_at"] = self._pause_since
+            self.record.update(paused_at=self._pause_since, pause_request=request)
+            self.record.setdefault("pauses", []).append([self._pause_since, None])
             self.save()
 
     def resume(self) -> None:
@@ -182,9 +253,14 @@ class Job:
 
     def _resume_clock(self) -> None:
         if self._pause_since is not None:
-            self.record["paused_seconds"] += time.time() - self._pause_since
+            now = time.time()
+            self.record["paused_seconds"] += now - self._pause_since
+            pauses = self.record.setdefault("pauses", [])
+            if pauses and pauses[-1][1] is None:
+                pauses[-1][1] = now
             self._pause_since = None
             self.record.pop("paused_at", None)
+            self.record.pop("pause_request", None)
 
     def _require_control(self, what: str) -> None:
         if self.record.get("status") != "running" or self._done.is_set():

@@ -74,14 +74,22 @@ class Manager:
                 if previous is None or target is None:
                     raise JobError("no checkpoint to resume from (no resume.json, no checkpoint)")
                 base = dict(previous.record.get("values", {}))
-                carried = {"submissions": previous.record.get("submissions") or []}
+                carried = {
+                    "submissions": previous.record.get("submissions") or [],
+                    "attempts": previous.record.get("attempts") or [],
+                }
                 job_id, run_dir = previous.record["id"], previous.run_dir
                 builtins["resume_path"] = _relative(run_dir / target["checkpoint"], self.spec.base)
                 start_ticks = target["timesteps"] if isinstance(target["timesteps"], int) else 0
+                # The resumed process's lines follow the previous one's in the same log ring:
+                # its readers must have reached the end of the files first.
+                previous.wait(10)
+                output = previous.output
             else:
                 job_id, run_dir = self._new_id()
                 start_ticks = 0
                 carried = {}
+                output = None
             clean, errors = self.spec.validate(values, base)
             if errors:
                 raise ValidationFailed(errors)
@@ -100,7 +108,7 @@ class Manager:
                 **carried,
             }
             try:
-                self.job = job_class(self.spec.backend).start(self.spec, run_dir, record)
+                self.job = job_class(self.spec.backend).start(self.spec, run_dir, record, output)
             except BackendUnavailable as exc:
                 self.launch_problem = str(exc)
                 raise
@@ -127,19 +135,21 @@ class Manager:
         job = self.job
         if job is None:
             idle = job_part(None, "idle", None, self.backend())
-            return assemble(self.spec, idle, Progress(), [], LogRing(), None, params)
+            return assemble(self.spec, idle, Progress(), LogRing(), None, params)
         board = self._tensorboard_of(job)
         board.feed(job.progress, final=not job.running)
+        part = job_part(job.record, job.status(), job.wall_seconds(), self.backend())
+        part["note"] = job.note()
         return assemble(
             self.spec,
-            job_part(job.record, job.status(), job.wall_seconds(), self.backend()),
+            part,
             job.progress,
-            job.phases,
             job.log,
             job.run_dir,
             params,
             end=job.record.get("ended_at"),
-            start_ticks=int(job.record.get("start_timesteps") or 0),
+            pauses=job.record.get("pauses") or [],
+            spec_total=self.spec.total_of(job.record.get("values") or {}),
             tensorboard=board.source(),
         )
 

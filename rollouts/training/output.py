@@ -1,12 +1,18 @@
 """A job's output: `stdout.log` and `stderr.log` in its run directory, followed line by line
-into the live log, the progress points and the phase timeline. Read from the start, so a viewer
-that re-attaches (or a resume, which appends) gets the log and the curves back whole."""
+into the live log, the progress points and the phase timeline.
+
+A viewer that re-attaches reads them from the start, so the log and the curves come back whole;
+the job's record says at which byte of `stdout.log` each resumed attempt began, so its points
+are that attempt's again. A resume in the same viewer keeps this object: its readers go on from
+where the previous process's ended, so every line is in the log once and the cursor a page
+holds stays valid."""
 
 from __future__ import annotations
 
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from .logring import ERROR, LogRing
 from .progress import Progress
@@ -20,21 +26,27 @@ class JobOutput:
     def __init__(self, base: Path, merged: bool = False) -> None:
         self.log = LogRing()
         self.progress = Progress()
-        self.phases: list[dict[str, float | str | None]] = []
         self.last_output = 0.0
         self.merged = merged  # stdout and stderr come as one stream: find errors in it too
         self._scrub = path_scrubber(base)  # no server path in an answer, logs included
         self.old_bytes: dict[str, int] = {}  # per log file: the bytes written before this job
+        self.read_to: dict[str, int] = {name: 0 for name, _ in STREAMS}  # where reading ended
+        self._boundaries: list[dict[str, Any]] = []  # attempts still to begin, by stdout offset
+
+    @property
+    def phases(self) -> list[dict[str, Any]]:
+        return self.progress.phases
 
     def follow(self, run_dir: Path, done: threading.Event) -> list[threading.Thread]:
-        """Reader threads, one per log file; each ends at the file's end once `done` is set.
-        What the files held before (`sizes` taken before the launch, or at a re-attach) is
-        read into the log, the curves and the phase names, but no phase is timed by when it is
-        read (its start and length are unknown: null)."""
+        """Reader threads, one per log file, from where the last reading of this output ended
+        (the start, for a new output); each ends at the file's end once `done` is set. What the
+        files held before (`sizes` taken before the launch, or at a re-attach) feeds the log,
+        the curves and the phase names, but no phase is timed by when it is read (its start and
+        length are unknown: null)."""
         readers = [
             threading.Thread(
                 target=self._read,
-                args=(run_dir / name, kind, done, self.old_bytes.get(name, 0)),
+                args=(run_dir / name, name, kind, done, self.old_bytes.get(name, 0)),
                 daemon=True,
             )
             for name, kind in STREAMS
@@ -51,35 +63,56 @@ class JobOutput:
             except OSError:
                 self.old_bytes[name] = 0
 
-    def _read(self, path: Path, kind: str, done: threading.Event, old: int) -> None:
+    def attempts_from(self, attempts: list[dict[str, Any]]) -> None:
+        """The resumed attempts of a job's record, each begun when the stdout reader reaches
+        the byte it started at (a re-attach reads the whole log again)."""
+        self._boundaries = sorted(
+            (a for a in attempts if isinstance(a.get("stdout_offset"), int)),
+            key=lambda a: int(a["stdout_offset"]),
+        )
+
+    def begin_attempt(self, attempt: dict[str, Any], at: float | None) -> None:
+        """A resumed process starts: its points are a new attempt, and the log says so."""
+        start = int(attempt.get("start_timesteps") or 0)
+        source = attempt.get("resumed_from")
+        self.progress.begin_attempt(start, source, attempt.get("started_at", at))
+        said = f" from {source}" if source else ""
+        self.log.add(f"[viewer] resumed{said} at {start} timesteps", "stdout")
+
+    def _read(self, path: Path, name: str, kind: str, done: threading.Event, old: int) -> None:
         partial = b""
         with open(path, "a+b") as stream:
-            stream.seek(0)
+            stream.seek(self.read_to[name])
+            line_start = stream.tell()
             while True:
                 chunk = stream.readline()
                 if chunk.endswith(b"\n"):
-                    timed = stream.tell() > old
-                    self.line((partial + chunk).decode("utf-8", "replace"), kind, timed)
-                    partial = b""
+                    end = stream.tell()
+                    if kind == "stdout":
+                        self._reach(line_start)
+                    self.line((partial + chunk).decode("utf-8", "replace"), kind, end > old)
+                    partial, line_start = b"", end
+                    self.read_to[name] = end
                     continue
                 partial += chunk
                 if done.is_set() and not chunk:
                     if partial:
                         self.line(partial.decode("utf-8", "replace"), kind)
+                        self.read_to[name] = stream.tell()
                     return
                 if not chunk:
                     time.sleep(POLL)
 
+    def _reach(self, offset: int) -> None:
+        while self._boundaries and int(self._boundaries[0]["stdout_offset"]) <= offset:
+            self.begin_attempt(self._boundaries.pop(0), None)
+
     def line(self, text: str, kind: str, timed: bool = True) -> None:
         """One line; `timed`: written now, so a phase it starts starts now."""
-        self.last_output = time.time()  # (an old line too: the job has said something)
+        now = time.time()
+        self.last_output = now  # (an old line too: the job has said something)
         if kind == "stdout":
-            kind = self.progress.feed(text) or kind
+            kind = self.progress.feed(text, now if timed else None) or kind
             if kind == "stdout" and self.merged and ERROR.search(text):
                 kind = "error"
-            phase = self.progress.phase
-            if phase and (not self.phases or self.phases[-1]["name"] != phase):
-                # an old line's phase: its name in the timeline, its times unknown
-                self.phases.append({"name": phase, "started_at": time.time() if timed else None})
-                del self.phases[:-100]
         self.log.add(self._scrub(text), kind)

@@ -15,6 +15,7 @@ import random
 from typing import Any
 
 from .episodes import EPISODE_ROWS
+from .episodes import empty as empty_episodes
 from .logring import LogRing
 from .progress import Progress
 from .snapshot import PREVIEWS, assemble, backend_part, job_part
@@ -52,7 +53,7 @@ def preview_snapshot(
     if regime not in PREVIEWS:
         raise ValueError(f"preview must be one of {', '.join(PREVIEWS)}")
     rng = random.Random(0)  # fixed: each preview reads as its name says (tested)
-    progress, log, phases = Progress(), LogRing(), []
+    progress, log = Progress(), LogRing()
     total = STEPS * PER_STEP * 5 // 4
     for step in range(1, STEPS + 1):
         line = {
@@ -63,8 +64,7 @@ def preview_snapshot(
             **_metrics(regime, step, rng),
         }
         text = json.dumps(line)
-        log.add(text, progress.feed(text) or "stdout")
-        phases.append({"name": line["phase"], "started_at": START + step * 2.0})
+        log.add(text, progress.feed(text, START + step * 2.0) or "stdout")
     log.add("[preview] a synthetic run: no process was started", "stderr")
     wall = STEPS * 2.0
     record = {
@@ -78,7 +78,7 @@ def preview_snapshot(
     }
     job = job_part(record, "running", wall, backend_part(spec.backend, spec.ray.get("address")))
     snapshot = assemble(
-        spec, job, progress, phases, log, None, params or {}, end=START + wall, preview=regime
+        spec, job, progress, log, None, params or {}, end=START + wall, preview=regime
     )
     snapshot["episodes"] = _episodes(spec, progress, rng)
     snapshot["recovery"] = _recovery(spec, START + wall)
@@ -88,12 +88,18 @@ def preview_snapshot(
 def _episodes(spec: Any, progress: Progress, rng: random.Random) -> dict[str, Any]:
     """An episode row per step, as a run's episode CSV gives them (none if the spec has none)."""
     if not spec.episodes:
-        return {"columns": [], "rows": []}
+        return empty_episodes()
     rows = [
         [n, round(p.metrics.get("ep_rew_mean") or 0.0, 3), 150 + rng.randrange(100), 2.0 * n]
         for n, p in enumerate(progress.snapshot(), start=1)
     ]
-    return {"columns": ["episode", "reward", "length", "time"], "rows": rows[-EPISODE_ROWS:]}
+    return {
+        "columns": ["episode", "reward", "length", "time"],
+        "rows": rows[-EPISODE_ROWS:],
+        "total": len(rows),
+        "offset": 0,
+        "limit": EPISODE_ROWS,
+    }
 
 
 def _recovery(spec: Any, now: float) -> dict[str, Any]:
@@ -103,6 +109,7 @@ def _recovery(spec: Any, now: float) -> dict[str, Any]:
     numbered = [
         {
             "name": f"{spec.checkpoints}/step-{s}.json",
+            "sidecar": None,
             "timesteps": s * PER_STEP,
             "kind": "checkpoint",
         }
@@ -111,9 +118,14 @@ def _recovery(spec: Any, now: float) -> dict[str, Any]:
     return {
         "resume": {"checkpoint": latest, "timesteps": ticks, "step": STEPS, "updated": now},
         "checkpoints": [
-            {"name": latest, "timesteps": ticks, "kind": "latest"},
+            {"name": latest, "sidecar": None, "timesteps": ticks, "kind": "latest"},
             *numbered,
-            {"name": f"{spec.checkpoints}/baseline.json", "timesteps": 0, "kind": "baseline"},
+            {
+                "name": f"{spec.checkpoints}/baseline.json",
+                "sidecar": None,
+                "timesteps": 0,
+                "kind": "baseline",
+            },
         ],
         "forced_stop": None,
         "failure": None,

@@ -140,6 +140,11 @@ class RayJob(Job):
             return "killed" if self.record.get("force_killed") else "failed"
         return super()._final_status(code)
 
+    def _outcome(self, status: str) -> str:
+        if self.record.get("message") == OUTSIDE:
+            return "forced"  # stopped from Ray's side: nobody here asked, nothing was saved
+        return super()._outcome(status)
+
     def _stop_without_control(self) -> None:
         self._stop_job()
 

@@ -12,12 +12,13 @@ from typing import Any
 
 from .backends import shown_address
 from .convergence import cards, convergence, metric_keys
-from .episodes import episodes
+from .episodes import EPISODE_ROWS, episodes
 from .logring import LogRing
-from .progress import Progress
+from .progress import Point, Progress, effective
 from .recovery import recovery, scrub
 
 DEFAULT_LOG_TAIL = 500
+FINAL = ("exited", "failed", "killed")  # a job's statuses once it ended (it has an outcome)
 PREVIEWS = ("rising", "plateau", "kl")
 
 
@@ -60,6 +61,8 @@ def job_part(
         "started_at": record.get("started_at"),
         "wall_seconds": wall,
         "exit_code": record.get("exit_code"),
+        "outcome": record.get("outcome") if status in FINAL else None,
+        "note": None,
         "force_killed": bool(record.get("force_killed")),
         "values": scrub(record.get("values", {})),
         "run": record.get("run"),
@@ -69,76 +72,161 @@ def job_part(
     }
 
 
+def overlap(pauses: list[Any], began: float, until: float) -> float:
+    """Seconds of [began, until] spent paused (a pause still going counts to `until`)."""
+    total = 0.0
+    for pause in pauses:
+        if not isinstance(pause, list | tuple) or len(pause) != 2:
+            continue
+        start, stop = pause
+        if not isinstance(start, int | float):
+            continue
+        stop = stop if isinstance(stop, int | float) else until
+        total += max(0.0, min(stop, until) - max(start, began))
+    return total
+
+
+def throughput_of(points: list[Point], pauses: list[Any]) -> tuple[float | None, str | None]:
+    """Timesteps per second of the running attempt, and where it came from: "progress" (the
+    timesteps between its first and latest point written while watched, over that time less
+    its pauses: interpreter start-up and model building are not training), else "fps" (the
+    latest fps SB3 printed), else none."""
+    timed = [p for p in points if p.at is not None]
+    if len(timed) >= 2:
+        first, last = timed[0], timed[-1]
+        assert first.at is not None and last.at is not None
+        seconds = last.at - first.at - overlap(pauses, first.at, last.at)
+        done = last.timesteps - first.timesteps
+        if seconds > 0 and done > 0:
+            return done / seconds, "progress"
+    for point in reversed(points):
+        fps = point.metrics.get("fps")
+        if fps is not None and fps > 0:
+            return float(fps), "fps"
+    return None, None
+
+
 def progress_part(
     progress: Progress,
-    phases: list[dict[str, Any]],
     wall: float | None,
     end: float | None,
-    start_ticks: int = 0,
+    pauses: list[Any] | None = None,
+    spec_total: int | None = None,
+    started_at: float | None = None,
 ) -> dict[str, Any]:
-    """Throughput counts the timesteps this process ran (`start_ticks`: where a resume began)."""
-    points = progress.snapshot(limit=1)
-    ticks = points[-1].timesteps if points else None
+    """The running attempt's own progress (a resumed run's, not the killed run's maximum); the
+    total from its progress JSON, else the spec's total field counted from where it resumed."""
+    pauses = pauses or []
+    points, attempts, phases = progress.state()
+    current = attempts[-1]
+    own = [p for p in points if p.attempt == current["index"]]
+    ticks = (
+        own[-1].timesteps if own else (current["start_timesteps"] if len(attempts) > 1 else None)
+    )
     total = progress.total
-    fraction = min(1.0, ticks / total) if ticks is not None and total else None
-    throughput = None
-    if ticks is not None and wall:
-        done = ticks - start_ticks
-        throughput = done / wall if done > 0 else None
+    if total is None and spec_total is not None:
+        total = spec_total + int(current["start_timesteps"])
+    fraction = min(1.0, max(0.0, ticks / total)) if ticks is not None and total else None
+    throughput, source = throughput_of(own, pauses)
     eta = None
     if throughput and total and ticks is not None:
         eta = max(0.0, (total - ticks) / throughput)
     now = end or time.time()
     timeline = []
     for n, phase in enumerate(phases):
-        until = phases[n + 1]["started_at"] if n + 1 < len(phases) else now
+        following = phases[n + 1] if n + 1 < len(phases) else None
+        if following is None:
+            until = now
+        elif following["attempt"] == phase["attempt"]:
+            until = following["started_at"]
+        else:
+            until = None  # the process was ended in this phase: when is not known
         began = phase["started_at"]
-        seconds = until - began if until is not None and began is not None else None
-        timeline.append({"name": phase["name"], "started_at": began, "seconds": seconds})
+        seconds = paused = None
+        if until is not None and began is not None:
+            paused = overlap(pauses, began, until)
+            seconds = max(0.0, until - began - paused)
+        timeline.append(
+            {
+                "name": phase["name"],
+                "kind": phase["kind"],
+                "attempt": phase["attempt"],
+                "started_at": began,
+                "seconds": seconds,
+                "paused_seconds": paused,
+            }
+        )
     return {
         "timesteps": ticks,
         "total": total,
         "fraction": fraction,
         "throughput": throughput,
+        "throughput_source": source,
         "eta_seconds": eta,
+        "started_at": started_at,
+        "attempt": current["index"],
         "phase": progress.phase,
         "phases": timeline,
     }
+
+
+def failed_reading(reading: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
+    """A failed job's reading: "failed", never the curve's green; what the curve read before it
+    failed is kept as the first note."""
+    code = job.get("exit_code")
+    said = f" (exit code {code})" if code is not None else ""
+    why = f"the job failed{said}" + (f": {job['message']}" if job.get("message") else "")
+    before = f"before it failed the curve read {reading['reading']}: {reading.get('why', '')}"
+    return {**reading, "reading": "failed", "why": why, "notes": [before, *reading["notes"]]}
 
 
 def assemble(
     spec: Any,
     job: dict[str, Any],
     progress: Progress,
-    phases: list[dict[str, Any]],
     log: LogRing,
     run_dir: Path | None,
     params: dict[str, Any],
     end: float | None = None,
     preview: str | None = None,
-    start_ticks: int = 0,
+    pauses: list[Any] | None = None,
+    spec_total: int | None = None,
     tensorboard: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    derived = progress.derived(
-        lambda every: {
+    def compute(every: list[Point], attempts: list[dict[str, Any]]) -> dict[str, Any]:
+        history = effective(every, attempts)  # the model's own history across resumes
+        return {
             "keys": metric_keys(every),
-            "reading": convergence(every, spec.main_metric),
-            "cards": cards(every, spec.metrics),
+            "reading": convergence(history, spec.main_metric),
+            "cards": cards(history, spec.metrics),
         }
-    )
+
+    derived = progress.derived(compute)
+    reading = derived["reading"]
+    if job.get("outcome") == "failed":
+        reading = failed_reading(reading, job)
     shown, cursor = progress.since(params.get("after_metric"), params.get("metric_limit"))
+    _, attempts, _ = progress.state()
     return {
         "job": job,
-        "progress": progress_part(progress, phases, job["wall_seconds"], end, start_ticks),
+        "progress": progress_part(
+            progress, job["wall_seconds"], end, pauses, spec_total, job.get("started_at")
+        ),
         "metrics": {
             "points": [p.as_json() for p in shown],
             "cursor": cursor,
             "keys": derived["keys"],
+            "attempts": attempts,
         },
-        "reading": derived["reading"],
+        "reading": reading,
         "cards": derived["cards"],
         "log": log.tail(params.get("log_tail", DEFAULT_LOG_TAIL), params.get("after_log")),
-        "episodes": episodes(spec, run_dir),
+        "episodes": episodes(
+            spec,
+            run_dir,
+            params.get("episodes_offset", 0),
+            params.get("episodes_limit", EPISODE_ROWS),
+        ),
         "recovery": recovery(spec, run_dir, job["started_at"]),
         "links": {"samples": None, "trends": None, "stats": None},
         "preview": preview,

@@ -116,6 +116,9 @@ class Spec:
     presets: tuple[dict[str, Any], ...] = ()
     metrics: tuple[dict[str, Any], ...] = ()
     main_metric: str = "ep_rew_mean"
+    # The field holding the run's target in timesteps (SB3's learn(total_timesteps)): the
+    # progress total when no progress JSON says it; for a resume, counted from the checkpoint.
+    total_field: str = "total_timesteps"
     extra: dict[str, Any] = field(default_factory=dict)
     backend: str = "local"  # or "ray": submitted as a Ray job (`rayjob.py`)
     ray: dict[str, Any] = field(default_factory=dict)  # address, working_dir, env ([ray])
@@ -128,6 +131,13 @@ class Spec:
         """The directory holding every job's run directory (the run_dir before `{job_id}`)."""
         head = self.run_dir.split("{job_id}", 1)[0].rstrip("/")
         return (self.base / head).resolve() if head else self.base.resolve()
+
+    def total_of(self, values: dict[str, Any]) -> int | None:
+        """The target of a job run with `values`: its `total_field`'s value, if a whole number."""
+        value = values.get(self.total_field)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            return None
+        return int(value)
 
     def defaults(self) -> dict[str, Any]:
         return {f.name: f.default for f in self.fields}

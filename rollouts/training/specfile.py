@@ -78,6 +78,7 @@ def parse_spec(raw: dict[str, Any], spec_path: Path) -> Spec:
         presets=tuple(_list(raw, "presets")),
         metrics=tuple(_metric(m) for m in _list(raw, "metrics")),
         main_metric=str(job.get("main_metric", "ep_rew_mean")),
+        total_field=_total_field(job.get("total_field", "total_timesteps"), fields),
         backend=check_backend(job.get("backend", "local")),
         ray=ray_options(raw.get("ray")),
     )
@@ -92,6 +93,14 @@ def parse_spec(raw: dict[str, Any], spec_path: Path) -> Spec:
     if errors:
         raise SpecError(f"the defaults are invalid: {errors}")
     return spec
+
+
+def _total_field(name: Any, fields: tuple[Field, ...]) -> str:
+    if not isinstance(name, str):
+        raise SpecError("[job] total_field must name a field")
+    if name != "total_timesteps" and name not in {f.name for f in fields if f.type == "int"}:
+        raise SpecError(f"[job] total_field {name!r} must name an int field")
+    return name
 
 
 def _list(raw: dict[str, Any], key: str) -> list[dict[str, Any]]:

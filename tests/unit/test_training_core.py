@@ -225,8 +225,10 @@ def test_metric_cursor_and_the_last_5000_points():
     assert [p.timesteps for p in newer] == list(range(5991, 6001))
     assert progress.snapshot(after=6000) == []
     assert len(progress.snapshot(limit=7)) == 7
-    feed(progress, [progress_line(3000, r=0.0)])  # an earlier tick again (a resume)
-    assert progress.seq == 6000
+    feed(progress, [progress_line(3000, r=0.0)])  # an earlier tick again: a new attempt
+    assert progress.attempt == 1 and progress.attempts[-1]["start_timesteps"] == 3000
+    (again,) = progress.snapshot(after=6000)
+    assert (again.timesteps, again.attempt) == (3000, 1)
 
 
 def test_log_cursor_tail_and_the_last_4000_lines():
@@ -463,8 +465,9 @@ def test_a_captured_sb3_log():
     assert second.metrics["approx_kl"] == 0.0087653315
     assert second.metrics["explained_variance"] == -0.00391
     assert "total_timesteps" not in second.metrics
-    # the cut table went to the last known tick (4096), which already had its point: skipped
-    assert progress.seq == 2
+    # the cut table went to the last known tick (4096) and only fills in what that point
+    # lacks: it had all of it, so nothing changed
+    assert progress.seq == 2 and progress.snapshot()[-1].metrics["ep_rew_mean"] != 35.2
 
 
 def test_check_blocks_while_paused_and_counts_the_pause(tmp_path):

@@ -61,9 +61,9 @@ def test_the_derived_parts_are_computed_again_only_after_a_new_point():
     progress = Progress()
     calls: list[int] = []
 
-    def compute(pts: list[Point]) -> int:
+    def compute(pts: list[Point], attempts: list[dict]) -> int:
         calls.append(len(pts))
-        return len(pts)
+        return len(pts) + 100 * (len(attempts) - 1)
 
     assert progress.derived(compute) == 0
     progress.feed(progress_line(64, 0.1))
@@ -72,7 +72,9 @@ def test_the_derived_parts_are_computed_again_only_after_a_new_point():
     assert progress.derived(compute) == 1
     progress.feed(progress_line(128, 0.2))
     assert progress.derived(compute) == 2
-    assert calls == [0, 1, 2]
+    progress.begin_attempt(64, "checkpoints/ppo_64.zip")  # no point yet, but new attempts
+    assert progress.derived(compute) == 102
+    assert calls == [0, 1, 2, 2]
 
 
 def test_the_cursor_is_the_one_the_points_were_read_at():
@@ -87,18 +89,60 @@ def test_the_cursor_is_the_one_the_points_were_read_at():
     assert progress.since(after=0, limit=2)[0][0].seq == 5
 
 
-def test_fraction_throughput_and_eta_count_only_this_process_s_timesteps():
+def timed(progress: Progress, ticks: int, at: float, **more: float) -> None:
+    progress.feed(json.dumps({"event": "progress", "timesteps": ticks, **more}), at)
+
+
+def test_fraction_throughput_and_eta_count_only_the_running_attempt_from_its_first_point():
     progress = Progress()
-    progress.feed(json.dumps({"event": "progress", "timesteps": 600, "total_timesteps": 1000}))
-    phases = [{"name": "rollout", "started_at": 100.0}, {"name": "update", "started_at": 103.0}]
-    # resumed at 400 timesteps, 20 s of wall time since (pauses left out): 200 / 20 = 10 per s
-    part = progress_part(progress, phases, wall=20.0, end=110.0, start_ticks=400)
+    timed(progress, 3124, 50.0, ep_rew_mean=1.0)  # the killed run got this far
+    progress.begin_attempt(400, "checkpoints/ppo_400.zip", at=90.0)
+    # the interpreter starts and the model loads: 10 s before the first progress line
+    timed(progress, 400, 100.0, total_timesteps=1000, ep_rew_mean=1.0)
+    timed(progress, 600, 120.0, ep_rew_mean=2.0)
+    part = progress_part(progress, wall=30.0, end=120.0)
+    # the resumed run's own progress, not the killed run's maximum
     assert (part["timesteps"], part["total"], part["fraction"]) == (600, 1000, 0.6)
-    assert part["throughput"] == 10.0 and part["eta_seconds"] == 40.0
-    assert part["phases"] == [
-        {"name": "rollout", "started_at": 100.0, "seconds": 3.0},
-        {"name": "update", "started_at": 103.0, "seconds": 7.0},
+    # 200 timesteps between its first and latest point, 20 s apart: 10 per s (not 200 / 30)
+    assert part["throughput"] == 10.0 and part["throughput_source"] == "progress"
+    assert part["eta_seconds"] == 40.0 and part["attempt"] == 1
+    paused = progress_part(progress, wall=30.0, end=120.0, pauses=[[105.0, 115.0]])
+    assert paused["throughput"] == 20.0  # 200 timesteps in 10 s of training
+    assert progress_part(Progress(), None, None)["fraction"] is None
+
+
+def test_the_total_comes_from_the_spec_field_counted_from_the_resume_point():
+    progress = Progress()
+    timed(progress, 2048, 10.0, ep_rew_mean=1.0)
+    assert progress_part(progress, None, None, spec_total=8192)["fraction"] == 0.25
+    progress.begin_attempt(2048, "checkpoints/ppo_2048.zip")
+    timed(progress, 4096, 20.0, ep_rew_mean=1.0)
+    part = progress_part(progress, None, None, spec_total=8192)
+    assert (part["total"], part["fraction"]) == (10240, 0.4)
+    timed(progress, 6144, 30.0, total_timesteps=7000)  # the script's own word wins
+    assert progress_part(progress, None, None, spec_total=8192)["total"] == 7000
+
+
+def test_fps_is_the_throughput_when_no_two_points_were_timed():
+    progress = Progress()
+    progress.feed(json.dumps({"event": "progress", "timesteps": 64, "fps": 700}))
+    part = progress_part(progress, None, None)
+    assert (part["throughput"], part["throughput_source"]) == (700.0, "fps")
+
+
+def test_the_phase_timeline_leaves_pauses_out_and_ends_a_killed_attempt_unknown():
+    progress = Progress()
+    timed(progress, 0, 100.0, phase="collect")
+    timed(progress, 64, 103.0, phase="update")
+    timed(progress, 64, 110.0, phase="collect")
+    progress.begin_attempt(0, "checkpoints/ppo_baseline.zip")
+    timed(progress, 0, 200.0, phase="collect")
+    part = progress_part(progress, None, end=212.0, pauses=[[104.0, 106.0], [205.0, 209.0]])
+    assert [(p["name"], p["kind"], p["attempt"]) for p in part["phases"]] == [
+        ("collect", "collect", 0),
+        ("update", "update", 0),
+        ("collect", "collect", 0),
+        ("collect", "collect", 1),
     ]
-    nothing_yet = progress_part(progress, [], wall=20.0, end=None, start_ticks=600)
-    assert nothing_yet["throughput"] is None and nothing_yet["eta_seconds"] is None
-    assert progress_part(Progress(), [], None, None)["fraction"] is None
+    assert [p["seconds"] for p in part["phases"]] == [3.0, 5.0, None, 8.0]
+    assert [p["paused_seconds"] for p in part["phases"]] == [0.0, 2.0, None, 4.0]
