@@ -1,9 +1,10 @@
-"""The episode table: the last EPISODE_ROWS rows of the run's episode CSV (a stable-baselines3
-Monitor file: an optional `#{...}` line, a header, a row per episode).
+"""The episode table: a page of the run's episode CSV (a stable-baselines3 Monitor file: an
+optional `#{...}` line, a header, a row per episode), and how many episodes it holds.
 
 The file grows for the whole run (millions of rows on a long one), and the page asks for it on
-every poll: only its first lines (the header) and its tail are read, and the answer is kept
-until the file's size or mtime changes.
+every poll: the rows are counted once, incrementally as the file grows (only the new bytes are
+read), and every ROW_MARK-th row's byte offset is kept, so any page is one seek and one short read
+however deep it is. The index is rebuilt when the file shrinks or is replaced.
 """
 
 from __future__ import annotations
@@ -12,67 +13,134 @@ import csv
 import math
 import os
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-EPISODE_ROWS = 200
+EPISODE_ROWS = 200  # rows a page holds by default
+MAX_ROWS = 1000  # and at most
 HEAD_BYTES = 64 * 1024  # where the header must be
-TAIL_BLOCK = 64 * 1024
-TAIL_MAX = 16 * 1024 * 1024  # 200 rows of 80 kB each at most: a longer row is not an episode
+BLOCK = 1024 * 1024
+ROW_MARK = 1024  # an offset kept every this many rows
+MAX_ROW_BYTES = 80 * 1024  # a longer line is not an episode: a page stops reading there
 
-_cache: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
+
+@dataclass
+class _Index:
+    inode: tuple[int, int]
+    columns: list[str]
+    data_start: int  # the byte after the header line
+    counted_to: int = 0  # the byte after the last complete line counted
+    rows: int = 0
+    marks: list[int] = field(default_factory=list)  # marks[k]: where row k * ROW_MARK starts
+
+
+_indexes: dict[str, _Index] = {}
 _lock = threading.Lock()
 
 
-def episodes(spec: Any, run_dir: Path | None) -> dict[str, Any]:
-    """{"columns", "rows"}: the newest EPISODE_ROWS rows, numbers as numbers."""
+def empty() -> dict[str, Any]:
+    return {"columns": [], "rows": [], "total": 0, "offset": 0, "limit": EPISODE_ROWS}
+
+
+def episodes(
+    spec: Any, run_dir: Path | None, offset: int = 0, limit: int = EPISODE_ROWS
+) -> dict[str, Any]:
+    """{"columns", "rows", "total", "offset", "limit"}: the rows after skipping the `offset`
+    newest, `limit` of them (oldest first within the page), numbers as numbers."""
+    limit = max(1, min(int(limit), MAX_ROWS))
+    offset = max(0, int(offset))
     if run_dir is None or not spec.episodes:
-        return empty()
+        return {**empty(), "offset": offset, "limit": limit}
     path = run_dir / spec.episodes
     try:
         with open(path, "rb") as f:
             st = os.fstat(f.fileno())
-            identity = (st.st_size, st.st_mtime_ns)
-            with _lock:
-                kept = _cache.get(str(path))
-            if kept is not None and kept[0] == identity:
-                return kept[1]
-            answer = _read(f, st.st_size)
+            with _lock:  # one counter of a file at a time; the reads are short
+                index = _index_of(str(path), f, st)
+                if index is None:
+                    return {**empty(), "offset": offset, "limit": limit}
+                first = max(0, index.rows - offset - limit)
+                last = max(0, index.rows - offset)
+                rows = _rows_between(f, index, first, last)
     except OSError:
-        return empty()
-    with _lock:
-        _cache[str(path)] = (identity, answer)
-    return answer
+        return {**empty(), "offset": offset, "limit": limit}
+    return {
+        "columns": index.columns,
+        "rows": [[_cell(c) for c in row] for row in rows],
+        "total": index.rows,
+        "offset": offset,
+        "limit": limit,
+    }
 
 
-def empty() -> dict[str, Any]:
-    return {"columns": [], "rows": []}
+def _index_of(key: str, f: BinaryIO, st: os.stat_result) -> _Index | None:
+    index = _indexes.get(key)
+    inode = (st.st_dev, st.st_ino)
+    if index is None or index.inode != inode or st.st_size < index.counted_to:
+        index = _new_index(f, inode)
+        if index is None:
+            return None
+        _indexes[key] = index
+    _count(f, index, st.st_size)
+    return index
 
 
-def _read(f: Any, size: int) -> dict[str, Any]:
-    head = _lines(f.read(min(size, HEAD_BYTES)))
-    header_at = next((n for n, line in enumerate(head) if not line.startswith("#")), None)
-    if header_at is None:
-        return empty()
-    columns = _rows([head[header_at]])[0]
-    start = max(0, size - TAIL_BLOCK)
-    while True:  # back from the end until the block holds the rows wanted (or the header)
-        f.seek(start)
-        block = f.read(size - start)
-        if start == 0 or block.count(b"\n") > EPISODE_ROWS + 1 or size - start >= TAIL_MAX:
+def _new_index(f: BinaryIO, inode: tuple[int, int]) -> _Index | None:
+    f.seek(0)
+    head = f.read(HEAD_BYTES)
+    at = 0
+    for line in head.splitlines(keepends=True):
+        if not line.endswith(b"\n"):
+            return None  # the header is not complete yet
+        at += len(line)
+        text = line.decode("utf-8", "replace").strip()
+        if text and not text.startswith("#"):
+            columns = next(csv.reader([text]))
+            return _Index(inode, columns, at, counted_to=at)
+    return None
+
+
+def _count(f: BinaryIO, index: _Index, size: int) -> None:
+    """Count the complete rows written since the last count, marking every ROW_MARK-th."""
+    f.seek(index.counted_to)
+    position = index.counted_to
+    while position < size:
+        block = f.read(min(BLOCK, size - position))
+        if not block:
             break
-        start = max(0, size - 2 * (size - start))
-    # From the first row on; else past the block's first line, which may be cut.
-    lines = _lines(block)[header_at + 1 if start == 0 else 1 :]
-    rows = _rows([line for line in lines if line and not line.startswith("#")][-EPISODE_ROWS:])
-    return {"columns": columns, "rows": [[_cell(c) for c in r] for r in rows]}
+        end = block.rfind(b"\n")
+        if end < 0:
+            break  # a row still being written
+        start = 0
+        while start <= end:
+            newline = block.index(b"\n", start)
+            if newline > start and block[start : start + 1] != b"#":
+                if index.rows % ROW_MARK == 0:
+                    index.marks.append(position + start)
+                index.rows += 1
+            start = newline + 1
+        position += end + 1
+        f.seek(position)
+    index.counted_to = position
 
 
-def _lines(data: bytes) -> list[str]:
-    return data.decode("utf-8", "replace").splitlines()
-
-
-def _rows(lines: list[str]) -> list[list[str]]:
+def _rows_between(f: BinaryIO, index: _Index, first: int, last: int) -> list[list[str]]:
+    """Rows [first, last): a seek to the nearest mark before `first`, then line by line."""
+    if last <= first:
+        return []
+    mark = first // ROW_MARK
+    f.seek(index.marks[mark])
+    row = mark * ROW_MARK
+    lines: list[str] = []
+    while row < last:
+        line = f.readline(MAX_ROW_BYTES)
+        if not line.endswith(b"\n"):
+            break
+        if len(line) > 1 and not line.startswith(b"#"):  # as `_count` counts them
+            if row >= first:
+                lines.append(line.decode("utf-8", "replace").rstrip("\r\n"))
+            row += 1
     return list(csv.reader(lines))
 
 

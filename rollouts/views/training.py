@@ -18,6 +18,7 @@ from ..conf import conf
 from ..query import int_param
 from ..runs import catalog_of
 from ..store import BadRequest, StoreError
+from ..training.episodes import EPISODE_ROWS, MAX_ROWS
 from ..training.job import BackendUnavailable, JobError
 from ..training.manager import HostedElsewhere, Manager, ValidationFailed, manager_for
 from ..training.preview import preview_snapshot
@@ -82,6 +83,8 @@ def _state(request: HttpRequest, manager: Manager) -> dict[str, Any]:
     for name in ("after_metric", "after_log"):
         if request.GET.get(name):
             params[name] = int_param(request, name, 0, 0, 10**12)
+    params["episodes_offset"] = int_param(request, "episodes_offset", 0, 0, 10**12)
+    params["episodes_limit"] = int_param(request, "episodes_limit", EPISODE_ROWS, 1, MAX_ROWS)
     preview = request.GET.get("preview")
     if preview:
         if preview not in PREVIEWS:
