@@ -50,23 +50,37 @@ def path_scrubber(base: Path) -> Callable[[str], str]:
 
 
 def checkpoints(spec: Any, run_dir: Path) -> list[dict[str, Any]]:
-    """The checkpoint files, newest first: name, timesteps (when it says), kind."""
+    """The checkpoints, newest first, one entry each: a model file and its JSON sidecar of the
+    same stem (SB3's `ppo_2048.zip` + `ppo_2048.json`) are one checkpoint named by the model;
+    a JSON alone (a script that checkpoints as JSON) is its own. {"name", "sidecar",
+    "timesteps" (the sidecar's, when it says), "kind"}."""
     directory = run_dir / spec.checkpoints
     try:
         entries = [e for e in os.scandir(directory) if e.is_file() and not e.name.startswith(".")]
     except OSError:
         return []
-    entries.sort(key=lambda e: e.stat().st_mtime, reverse=True)
+    by_stem: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        stem, suffix = os.path.splitext(entry.name)
+        group = by_stem.setdefault(stem, {"model": None, "json": None, "mtime": 0.0})
+        group["json" if suffix == ".json" else "model"] = entry.name
+        group["mtime"] = max(group["mtime"], entry.stat().st_mtime)
+    groups = sorted(by_stem.items(), key=lambda item: item[1]["mtime"], reverse=True)
     result = []
-    for entry in entries[:50]:
-        stem = Path(entry.name).stem
-        kind = next((k for k in ("baseline", "latest", "emergency") if k in stem), "checkpoint")
-        data = read_json(Path(entry.path)) if entry.name.endswith(".json") else None
+    for stem, group in groups[:50]:
+        sidecar = group["json"] if group["model"] else None
+        data = read_json(directory / group["json"]) if group["json"] else None
         ticks = data.get("timesteps") if isinstance(data, dict) else None
-        if not isinstance(ticks, int):
+        if not isinstance(ticks, int) or isinstance(ticks, bool):
             ticks = None
+        kind = next((k for k in ("baseline", "latest", "emergency") if k in stem), "checkpoint")
         result.append(
-            {"name": f"{spec.checkpoints}/{entry.name}", "timesteps": ticks, "kind": kind}
+            {
+                "name": f"{spec.checkpoints}/{group['model'] or group['json']}",
+                "sidecar": f"{spec.checkpoints}/{sidecar}" if sidecar else None,
+                "timesteps": ticks,
+                "kind": kind,
+            }
         )
     return result
 
