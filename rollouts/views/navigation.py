@@ -6,12 +6,13 @@ from __future__ import annotations
 from http import HTTPStatus
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
 
 from ..conf import conf
 from ..links import step_url
 from ..query import query_suffix, selection_of
 from ..runs import current_run, get_catalog
-from ..store import NotFound
+from ..store import NotFound, StoreError
 from .decorators import page, render_sample_page
 from .header import header_context
 from .runpicker import run_picker
@@ -27,6 +28,9 @@ def index(request: HttpRequest) -> HttpResponse:
     """The latest step of the first bucket that has steps."""
     if current_run(request) is None and conf.DATA_DIR is None and conf.DATA_DIRS:
         return run_picker(request)  # several runs and no default one: pick a run
+    if conf.TRAIN_FOLLOW and conf.TRAIN_SPEC is not None and not _has_steps(request):
+        # `manage.py train` of a trainer that writes no rollouts (yet): its page is the start
+        return HttpResponseRedirect(reverse("rollouts:training"))
     catalog = get_catalog(request)
     for bucket in catalog.buckets():
         steps = catalog.steps(bucket)
@@ -36,6 +40,14 @@ def index(request: HttpRequest) -> HttpResponse:
     context = header_context(request, catalog, bucket, None)
     context["error"] = f"No step files yet in {catalog.name!r} (looking for <step>.jsonl)."
     return render_sample_page(request, context, HTTPStatus.OK)
+
+
+def _has_steps(request: HttpRequest) -> bool:
+    try:
+        catalog = get_catalog(request)
+        return any(catalog.steps(bucket) for bucket in catalog.buckets())
+    except StoreError:
+        return False
 
 
 @page

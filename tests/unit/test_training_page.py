@@ -99,3 +99,21 @@ def test_a_post_to_the_page_is_a_405(client, hosted):
     response = client.post(PREFIX + "/training/")
     assert response.status_code == 405
     assert response["Allow"] == "GET, HEAD"
+
+
+def test_a_trainer_that_writes_no_rollouts_lands_on_the_training_page(client, hosted, settings):
+    settings.ROLLOUTS_TRAIN_FOLLOW = True
+    settings.ROLLOUTS_DATA_DIR = str(hosted.parent / "runs" / "rollout_result")  # not there
+    response = client.get(PREFIX + "/")
+    assert response.status_code == 302 and response["Location"] == f"{PREFIX}/training/"
+
+
+def test_a_trainer_with_rollouts_lands_on_its_newest_step(client, hosted, settings):
+    settings.ROLLOUTS_TRAIN_FOLLOW = True  # the data dir of _app holds train/0.jsonl
+    response = client.get(PREFIX + "/")
+    assert response.status_code == 302 and response["Location"].startswith(f"{PREFIX}/train/0/")
+
+
+def test_a_portal_without_rollouts_still_says_so_on_its_own_page(client, hosted, settings):
+    settings.ROLLOUTS_DATA_DIR = str(hosted.parent / "missing")  # not following a hosted job
+    assert client.get(PREFIX + "/").status_code != 302

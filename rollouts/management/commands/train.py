@@ -173,8 +173,7 @@ def _quit_stops_the_job_first(spec: Spec) -> Any:
 
     def post_worker_init(worker: Any) -> None:
         def quit_once(sig: int, frame: Any) -> None:
-            for other in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
-                signal.signal(other, signal.SIG_IGN)
+            _ignore_quits()
             _stop_job(spec)
             worker.handle_quit(sig, frame)
 
@@ -188,11 +187,22 @@ def _stop_job_in_worker(spec: Spec) -> Any:
     def worker_exit(server: Any, worker: Any) -> None:
         if os.getpid() != worker.pid:
             return  # called in the arbiter for a worker that died: nothing of ours here
-        for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_IGN)  # a second Ctrl+C does not cut the stop short
+        _ignore_quits()  # a second Ctrl+C does not cut the stop short
         _stop_job(spec)
 
     return worker_exit
+
+
+def _ignore_quits() -> None:
+    """The quit signals handled by doing nothing. Not SIG_IGN: a signal already delivered but
+    not yet run by Python (the arbiter's SIGQUIT right behind the terminal's SIGINT) would then
+    raise "OSError: Signal 3 ignored due to race condition" in the middle of the stop."""
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
+        signal.signal(sig, _nothing)
+
+
+def _nothing(sig: int, frame: Any) -> None:
+    return None
 
 
 def _where(spec: Spec) -> list[str]:
