@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from rollouts.training.recovery import resume_target
+from rollouts.training.recovery import checkpoints, resume_target
 from rollouts.training.specfile import load_spec
 from tests.support.servers import REPO_ROOT
 
@@ -61,3 +61,51 @@ def test_a_dangling_or_outside_pointer_falls_back_to_the_newest_checkpoint(spec,
         "checkpoint": "checkpoints/step-10.json",
         "timesteps": 160,
     }
+
+
+def model(run_dir, stem, timesteps, mtime):
+    """An SB3-style checkpoint: the model zip and its sidecar JSON of the same stem."""
+    zipped = run_dir / "checkpoints" / f"{stem}.zip"
+    zipped.parent.mkdir(parents=True, exist_ok=True)
+    zipped.write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    checkpoint(run_dir, f"{stem}.json", timesteps, mtime)
+    os.utime(zipped, (mtime, mtime))
+
+
+def test_a_model_and_its_sidecar_are_one_checkpoint_and_the_scan_hands_the_model(spec, tmp_path):
+    model(tmp_path, "ppo_baseline", 0, 1_000)
+    model(tmp_path, "ppo_2048", 2048, 2_000)
+    model(tmp_path, "ppo_4096", 4096, 3_000)
+    listed = checkpoints(spec, tmp_path)
+    assert listed == [
+        {
+            "name": "checkpoints/ppo_4096.zip",
+            "sidecar": "checkpoints/ppo_4096.json",
+            "timesteps": 4096,
+            "kind": "checkpoint",
+        },
+        {
+            "name": "checkpoints/ppo_2048.zip",
+            "sidecar": "checkpoints/ppo_2048.json",
+            "timesteps": 2048,
+            "kind": "checkpoint",
+        },
+        {
+            "name": "checkpoints/ppo_baseline.zip",
+            "sidecar": "checkpoints/ppo_baseline.json",
+            "timesteps": 0,
+            "kind": "baseline",
+        },
+    ]
+    # no resume.json: the newest model, never its sidecar, is what --resume gets
+    assert resume_target(spec, tmp_path) == {
+        "checkpoint": "checkpoints/ppo_4096.zip",
+        "timesteps": 4096,
+    }
+
+
+def test_a_json_alone_is_its_own_checkpoint(spec, tmp_path):
+    checkpoint(tmp_path, "latest.json", 64, 1_000)
+    assert checkpoints(spec, tmp_path) == [
+        {"name": "checkpoints/latest.json", "sidecar": None, "timesteps": 64, "kind": "latest"}
+    ]
