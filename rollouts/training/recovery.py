@@ -73,7 +73,9 @@ def checkpoints(spec: Any, run_dir: Path) -> list[dict[str, Any]]:
         ticks = data.get("timesteps") if isinstance(data, dict) else None
         if not isinstance(ticks, int) or isinstance(ticks, bool):
             ticks = None
-        kind = next((k for k in ("baseline", "latest", "emergency") if k in stem), "checkpoint")
+        kind = next(
+            (k for k in ("baseline", "latest", "emergency", "final") if k in stem), "checkpoint"
+        )
         result.append(
             {
                 "name": f"{spec.checkpoints}/{group['model'] or group['json']}",
