@@ -19,6 +19,7 @@ from functools import partial
 from typing import Any
 
 from .job import CONTROL, BackendUnavailable, Job, JobError
+from .output import JobOutput
 from .raycluster import (
     TERMINAL,
     Cluster,
@@ -41,8 +42,10 @@ class RayJob(Job):
     merged_output = True  # Ray keeps one log: stdout and stderr together
     forced_means = "Ray's stop_job ended it"
 
-    def __init__(self, spec: Any, run_dir: Any, record: dict[str, Any]) -> None:
-        super().__init__(spec, run_dir, record)
+    def __init__(
+        self, spec: Any, run_dir: Any, record: dict[str, Any], output: JobOutput | None = None
+    ) -> None:
+        super().__init__(spec, run_dir, record, output)
         self.cluster = Cluster(record.get("ray_address") or spec.ray["address"])
         self._ray_status: str | None = record.get("ray_status")
         self._stop_pending = False  # a stop_job the cluster did not take yet

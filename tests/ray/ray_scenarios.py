@@ -128,6 +128,7 @@ def test_a_job_is_submitted_watched_paused_resumed_and_stopped_gracefully(tmp_pa
     assert job.wait(60)
     final = m.snapshot({})["job"]
     assert (final["status"], final["exit_code"], final["force_killed"]) == ("exited", 0, False)
+    assert final["outcome"] == "stopped"  # by the user: not "finished"
     assert (job.run_dir / "stopped.json").is_file()  # saved on the control file's stop
     assert ray_status(head, sid) == "SUCCEEDED"
     assert trainers_of(job.run_dir) == []
@@ -144,6 +145,7 @@ def test_a_script_ignoring_the_control_file_is_stopped_through_stop_job(tmp_path
     assert time.monotonic() - began >= 1.0  # the grace period first
     snapshot = m.snapshot({})
     assert snapshot["job"]["status"] == "killed" and snapshot["job"]["force_killed"] is True
+    assert snapshot["job"]["outcome"] == "forced"
     forced = json.loads((job.run_dir / "forced_stop.json").read_text())
     assert forced["signal"].startswith("Ray stop_job")
     assert forced["recovery"]["checkpoint"] == "checkpoints/latest.json"
@@ -158,6 +160,7 @@ def test_a_crash_then_a_resume_from_the_latest_checkpoint_continues(tmp_path, he
     assert crashed.wait(60)
     snapshot = m.snapshot({})
     assert snapshot["job"]["status"] == "failed" and snapshot["job"]["exit_code"] == 1
+    assert snapshot["job"]["outcome"] == "failed" and snapshot["reading"]["reading"] == "failed"
     assert snapshot["recovery"]["failure"] is not None
     assert ray_status(head, crashed.record["submission_id"]) == "FAILED"
     before = ticks(m)
@@ -167,9 +170,16 @@ def test_a_crash_then_a_resume_from_the_latest_checkpoint_continues(tmp_path, he
     assert resumed.record["submission_id"] == f"{crashed.record['id']}-resume-1"
     assert resumed.wait(60)
     after = ticks(m)
-    assert m.snapshot({})["job"]["status"] == "exited"
+    final = m.snapshot({"log_tail": 4000})
+    assert (final["job"]["status"], final["job"]["outcome"]) == ("exited", "finished")
     assert after[: len(before)] == before and after[-1] == 120  # on from step 5 to step 12
     assert after == sorted(set(after))  # one curve: nothing doubled, nothing back
+    attempts = final["metrics"]["attempts"]
+    assert [a["start_timesteps"] for a in attempts] == [0, 50]
+    assert [p["attempt"] for p in final["metrics"]["points"]][-1] == 1
+    texts = [line["text"] for line in final["log"]["lines"]]
+    assert sum("submitted as Ray job" in t for t in texts) == 2  # one per submission, once each
+    assert final["log"]["cursor"] == len(texts)
 
 
 def test_a_job_stopped_from_rays_own_side_says_so(tmp_path, head):
@@ -180,7 +190,7 @@ def test_a_job_stopped_from_rays_own_side_says_so(tmp_path, head):
     assert job.wait(60)
     final = m.snapshot({})["job"]
     assert final["status"] == "killed" and final["force_killed"] is False
-    assert final["message"] == OUTSIDE
+    assert final["message"] == OUTSIDE and final["outcome"] == "forced"
 
 
 def test_a_submission_the_cluster_rejects_is_one_line_and_leaves_nothing(tmp_path, head):
