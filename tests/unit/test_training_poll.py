@@ -89,7 +89,7 @@ def test_the_cursor_is_the_one_the_points_were_read_at():
     assert progress.since(after=0, limit=2)[0][0].seq == 5
 
 
-def timed(progress: Progress, ticks: int, at: float, **more: float) -> None:
+def timed(progress: Progress, ticks: int, at: float, **more: float | str) -> None:
     progress.feed(json.dumps({"event": "progress", "timesteps": ticks, **more}), at)
 
 
