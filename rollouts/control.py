@@ -21,8 +21,9 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 ENV = "RELAX_CONTROL_FILE"
 ACK_SUFFIX = ".ack"  # beside the control file: the loop says it is blocked in a pause
@@ -73,13 +74,15 @@ def read_ack(path: str | os.PathLike[str]) -> dict[str, float | None] | None:
     return {"since": float(since), "request": request if isinstance(request, int | float) else None}
 
 
-def atomic_write_json(target: Path, data: Any) -> None:
-    """`data` as JSON at `target`: a temporary file in the same directory, then os.replace."""
+def atomic_write(target: Path, write: Callable[[BinaryIO], Any]) -> None:
+    """What `write(file)` writes, at `target`: a temporary file in the same directory, flushed
+    to disk, then `os.replace`, so a reader (or a resume after a kill -9 mid-save) finds the old
+    file or the new one, never half of one."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            json.dump(data, file)
+        with os.fdopen(fd, "wb") as file:
+            write(file)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, target)
@@ -87,6 +90,12 @@ def atomic_write_json(target: Path, data: Any) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def atomic_write_json(target: Path, data: Any) -> None:
+    """`data` as JSON at `target`, atomically (`atomic_write`)."""
+    encoded = json.dumps(data).encode("utf-8")
+    atomic_write(Path(target), lambda file: file.write(encoded))
 
 
 class TrainingControl:

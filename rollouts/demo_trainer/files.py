@@ -19,10 +19,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from rollouts.control import atomic_write as write_atomically
 
 CHECKPOINTS = "checkpoints"
 NUMBERED = re.compile(r"^step-(\d+)\.json$")
@@ -30,18 +31,8 @@ EPISODE_COLUMNS = ("episode", "reward", "length", "time")
 
 
 def atomic_write(target: Path, data: bytes) -> None:
-    """`data` at `target`: a temporary file in the same directory, flushed, then os.replace."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    """`data` at `target`, atomically (`rollouts.control.atomic_write`)."""
+    write_atomically(target, lambda file: file.write(data))
 
 
 def write_json(target: Path, data: Any) -> None:

@@ -24,14 +24,13 @@ import os
 import re
 import signal
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from rollouts.control import TrainingControl, atomic_write_json
+from rollouts.control import TrainingControl, atomic_write, atomic_write_json
 
 HYPERPARAMS = (
     "n_steps", "batch_size", "n_epochs", "learning_rate", "gamma", "gae_lambda", "clip_range",
@@ -142,17 +141,7 @@ class Checkpoints:
         """`model` as `<stem>_<timesteps or kind>.zip`, its sidecar, then `resume.json`."""
         target = self.path(timesteps if kind == "checkpoint" else kind)
         self.directory.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=self.directory)
-        try:
-            with os.fdopen(fd, "wb") as file:
-                model.save(file)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        atomic_write(target, model.save)  # a kill -9 mid-save leaves the previous zip whole
         params, now = hyperparams(model), time.time()
         sidecar = {"model": target.name, "timesteps": timesteps, "kind": kind}
         sidecar.update(ppo_hyperparams=params, saved_at=now, **extra)
