@@ -19,7 +19,7 @@ from rollouts.training.manager import Manager
 from rollouts.training.specfile import load_spec
 from tests.sb3.conftest import TINY, write_sb3_spec
 from tests.support.servers import get_json, process_group_members, run_visualize
-from tests.support.training import until
+from tests.support.training import stopped_after, until
 
 pytestmark = [pytest.mark.sb3, pytest.mark.e2e]
 
@@ -58,7 +58,7 @@ def test_a_real_sb3_run_under_the_job_manager_stop_then_resume_latest(tmp_path):
     manager = Manager(load_spec(write_sb3_spec(tmp_path)))
     job = manager.start({**TINY, "total_timesteps": 1_000_000})
     run_dir = job.run_dir
-    try:
+    with stopped_after(job, 40):
         until(lambda: with_diagnostics(manager.snapshot({})), FIRST_POINTS, "SB3 table metrics")
         snapshot = manager.snapshot({})
         assert snapshot["progress"]["total"] == 1_000_000
@@ -84,10 +84,6 @@ def test_a_real_sb3_run_under_the_job_manager_stop_then_resume_latest(tmp_path):
         assert manager.snapshot({})["job"]["status"] == "running"
         job.stop()
         assert job.wait(40)
-    finally:
-        if job.running:
-            job.stop()
-            job.wait(40)
     stopped = manager.snapshot({})
     record = stopped["job"]
     assert (record["status"], record["exit_code"], record["force_killed"]) == ("exited", 0, False)
@@ -99,17 +95,13 @@ def test_a_real_sb3_run_under_the_job_manager_stop_then_resume_latest(tmp_path):
     check_checkpoints(stopped)
 
     resumed = manager.start({"total_timesteps": 128}, resume_latest=True)
-    try:
+    with stopped_after(resumed, 40):
         assert resumed.run_dir == run_dir
         assert resumed.record["command"][-2:] == [
             "--resume",
             f"runs/{run_dir.name}/checkpoints/{MODEL}_final.zip",
         ]
         assert resumed.wait(FIRST_POINTS)
-    finally:
-        if resumed.running:
-            resumed.stop()
-            resumed.wait(40)
     snapshot = manager.snapshot({"log_tail": 4000})
     assert (snapshot["job"]["status"], snapshot["job"]["exit_code"]) == ("exited", 0)
     assert snapshot["job"]["outcome"] == "finished"
@@ -133,16 +125,12 @@ def test_a_script_ignoring_the_control_file_is_killed_and_leaves_a_checkpoint(tm
     job = manager.start({**TINY, "total_timesteps": 1_000_000, "ignore_control": True})
     pgid = job.record["pid"]
     latest = job.run_dir / "checkpoints" / f"{MODEL}_latest.zip"
-    try:
+    with stopped_after(job, 40):
         until(latest.exists, FIRST_POINTS, "the rolling recovery checkpoint")
         began = time.monotonic()
         job.stop()
         assert job.wait(40)
         assert time.monotonic() - began >= 2.0  # the grace period first
-    finally:
-        if job.running:
-            job.stop()
-            job.wait(40)
     snapshot = manager.snapshot({})
     record = snapshot["job"]
     assert (record["status"], record["force_killed"]) == ("killed", True)

@@ -9,7 +9,7 @@ import pytest
 from rollouts.training.manager import Manager
 from rollouts.training.specfile import load_spec
 from tests.support.recipes import write_recipes
-from tests.support.training import until
+from tests.support.training import stopped_after, until
 
 pytestmark = [pytest.mark.sb3, pytest.mark.e2e]
 
@@ -18,7 +18,7 @@ def test_the_sb3_recipe_runs_stops_with_its_model_and_resumes(tmp_path):
     write_recipes(tmp_path, "train_ppo.py", "ppo.toml")
     manager = Manager(load_spec(tmp_path / "ppo.toml"))
     job = manager.start({})
-    try:
+    with stopped_after(job, 60):
         until(
             lambda: any(
                 "approx_kl" in p["metrics"] for p in manager.snapshot({})["metrics"]["points"]
@@ -30,22 +30,14 @@ def test_the_sb3_recipe_runs_stops_with_its_model_and_resumes(tmp_path):
         assert progress["total"] == 50000 and 0 < progress["fraction"] < 1
         job.stop()
         assert job.wait(60)
-    finally:
-        if job.running:
-            job.stop()
-            job.wait(60)
     stopped = manager.snapshot({})
     assert stopped["job"]["outcome"] == "stopped"
     assert stopped["recovery"]["resume"]["checkpoint"] == "checkpoints/model_final.zip"
     assert (job.run_dir / "checkpoints" / "model_final.zip").is_file()
     reached = stopped["recovery"]["resume"]["timesteps"]
     resumed = manager.start({"total_timesteps": 256}, resume_latest=True)
-    try:
+    with stopped_after(resumed, 60):
         assert resumed.wait(120)
-    finally:
-        if resumed.running:
-            resumed.stop()
-            resumed.wait(60)
     final = manager.snapshot({})
     assert final["job"]["outcome"] == "finished", final["log"]["lines"][-5:]
     own = [p["timesteps"] for p in final["metrics"]["points"] if p["attempt"] == 1]

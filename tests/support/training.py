@@ -3,8 +3,9 @@ and crash) and waiting for a condition, bounded in time."""
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +61,15 @@ def until(check: Callable[[], Any], timeout: float = 20.0, what: str = "") -> An
             return value
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what or check}")
+
+
+@contextlib.contextmanager
+def stopped_after(job: Any, timeout: float = 60.0) -> Iterator[Any]:
+    """`job` for the block; if it still runs when the block ends (a failed assertion), stopped
+    and waited for, so no child outlives its test."""
+    try:
+        yield job
+    finally:
+        if job.running:
+            job.stop()
+            job.wait(timeout)
