@@ -1,7 +1,10 @@
 """The Training page in a real headless Chromium against real `manage.py train` servers hosting
 the demo trainer (examples/demo-train.toml, copied to a temporary directory so its runs land
-there): the offline previews, the form generated from the schema, the log filter, and a real
-job driven through start, pause, resume and stop by the page's buttons.
+there) or the small fake trainer (tests/support/fake_trainer.py: obey, ignore, crash): the
+offline previews, the layout (the reading and the curve first), the form generated from the
+schema and folded to one line while a job runs, the log filter, real jobs driven through
+start, pause, resume and stop by the page's buttons, a resume with the page open (each log line
+once, a curve segment per attempt), the episode pager, and the four ways a job ends.
 
 What the page should show is read from the server's own JSON (the schema, a preview snapshot,
 a 409 body), never from the page itself.
@@ -22,7 +25,15 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.browser import FAST_POLL_ENV, FAST_POLL_MS, Tab, live_timeout_ms
-from tests.support.servers import REPO_ROOT, ServerProcess, get_json, request, run_visualize
+from tests.support.servers import (
+    REPO_ROOT,
+    ServerProcess,
+    free_port,
+    get_json,
+    request,
+    run_visualize,
+)
+from tests.support.training import write_fake_spec
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -31,6 +42,7 @@ SPEC = REPO_ROOT / "examples" / "demo-train.toml"
 LIVE_MS = live_timeout_ms(FAST_POLL_MS)
 JOB_MS = 30_000  # a child process starting, pausing at a step boundary, or saving on a stop
 NO_VALUE = "\u2013"  # what the page prints for a missing value (an en dash)
+RANGE = "\u2013"  # between the first and last episode of a page (an en dash)
 PREVIEWS = {"rising": "rising", "plateau": "plateau", "kl": "kl too large"}
 
 
@@ -52,7 +64,8 @@ def open_page(tab: Tab, server: ServerProcess) -> Page:
     page = tab.page
     page.goto(server.url("/training/"))
     expect(page.locator("#rv-chip-connection")).to_have_attribute("data-connection", "live")
-    expect(page.locator("#rv-train-fields .rv-field").first).to_be_visible()
+    # Built from the schema; folded away (not visible) while a job runs.
+    expect(page.locator("#rv-train-fields .rv-field").first).to_be_attached()
     return page
 
 
@@ -102,13 +115,27 @@ def test_the_preview_draws_cards_curve_reading_and_log_and_starts_nothing(tab, t
     # Progress and process: the throughput, the ETA of a live job, the phase timeline, device.
     progress = snapshot["progress"]
     expect(page.locator("#rv-train-throughput")).to_have_text(
-        f"{progress['throughput']:.1f} timesteps/s"
+        f"{progress['throughput']:,.1f} timesteps/s"  # one decimal, thousands separated
+    )
+    expect(page.locator("#rv-train-bar-text")).to_have_text(
+        f"{progress['timesteps']:,} / {progress['total']:,} timesteps"
     )
     expect(page.locator("#rv-train-eta")).to_contain_text("ETA ")
     expect(page.locator("#rv-train-phase")).to_have_text(progress["phase"])
     phases = page.locator("#rv-train-phases li")
     expect(phases).to_have_count(min(24, len(progress["phases"])))  # the newest 24
     expect(phases.last).to_have_attribute("data-phase", progress["phases"][-1]["name"])
+    # The timeline: a bar per timed phase in its kind's lane, a legend naming each kind.
+    timed = [p for p in progress["phases"] if None not in (p["started_at"], p["seconds"])]
+    bars = page.locator("#rv-train-timeline .rv-phase-bar")
+    expect(bars).to_have_count(len(timed))
+    assert bars.evaluate_all("bs => bs.map(b => b.dataset.kind)") == [p["kind"] for p in timed]
+    legend = page.locator("#rv-train-phase-legend")
+    for kind in {p["kind"] for p in timed}:
+        expect(legend.locator(f'[data-kind="{kind}"]')).to_contain_text(kind)
+    # The reading's notes: one line per rule, under the verdict.
+    notes = reading.locator(".rv-reading-notes li")
+    expect(notes).to_have_text(snapshot["reading"]["notes"])
     expect(chip(page, "device")).to_have_text(snapshot["job"]["device"])
     # The episode table (newest first) and the recovery box, as a real run's are drawn.
     rows = snapshot["episodes"]["rows"]
@@ -118,10 +145,15 @@ def test_the_preview_draws_cards_curve_reading_and_log_and_starts_nothing(tab, t
     expect(page.locator("#rv-episodes tbody tr").first.locator("td").first).to_have_text(
         str(rows[-1][0])
     )
+    expect(page.locator("#rv-episodes-count")).to_have_text(
+        f"{snapshot['episodes']['total']:,} episodes"
+    )
     resume = snapshot["recovery"]["resume"]
     expect(page.locator("#rv-train-recovery")).to_contain_text(
-        f"Latest checkpoint: {resume['checkpoint']} at {resume['timesteps']} timesteps"
+        f"Latest checkpoint: {resume['checkpoint']} at {resume['timesteps']:,} timesteps"
     )
+    checkpoints = page.locator("#rv-train-recovery .rv-train-checkpoints li")
+    expect(checkpoints).to_have_count(len(snapshot["recovery"]["checkpoints"]))
     for button in ("pause", "stop", "start", "resume-latest"):
         expect(page.locator(f"#rv-train-{button}")).to_be_disabled()
 
@@ -295,15 +327,31 @@ def expect_status(page: Page, status: str) -> None:
     expect(process).to_have_attribute("data-status", status, timeout=JOB_MS)
 
 
+def expect_outcome(page: Page, outcome: str) -> None:
+    ended = page.locator("#rv-chip-outcome")
+    expect(ended).to_have_attribute("data-outcome", outcome, timeout=JOB_MS)
+    expect(ended).to_be_visible()
+
+
+def start_job(page: Page, **values: str) -> None:
+    """Fill the (idle, unfolded) form and press Start."""
+    for name, value in values.items():
+        page.fill(f"#rv-field-{name}", value)
+    page.click("#rv-train-start")
+
+
+def state_of(server: ServerProcess, query: str = "") -> dict[str, Any]:
+    return get_json(server.url(f"/api/train/state{query}"))[1]
+
+
 def test_start_pause_resume_stop_with_the_buttons_following(tab, tmp_path):
     directory = tmp_path / "job"
     with start_trainer(directory) as server:
         page = open_page(tab, server)
         expect_buttons(page, start=True, pause=False, stop=False, resume_latest=False)
         expect(page.locator("#rv-train-locked")).to_be_hidden()
-        page.fill("#rv-field-steps", "2000")
-        page.fill("#rv-field-step_seconds", "0.05")
-        page.click("#rv-train-start")
+        expect(page.locator("#rv-chip-outcome")).to_be_hidden()
+        start_job(page, steps="2000", step_seconds="0.05")
 
         expect_status(page, "running")
         expect_buttons(page, start=False, pause=True, stop=True, resume_latest=False)
@@ -312,13 +360,14 @@ def test_start_pause_resume_stop_with_the_buttons_following(tab, tmp_path):
         expect(page.locator("#rv-train-presets button").first).to_be_disabled()
         expect(page.locator("#rv-train-defaults")).to_be_disabled()
         expect(page.locator("#rv-train-locked")).to_be_visible()
+        expect(page.locator("#rv-chip-outcome")).to_be_hidden()  # an active job has none
         expect(page.locator("#rv-cards .rv-metric-card").first).to_be_visible(timeout=JOB_MS)
         expect(page.locator("#rv-trend-chart .rv-trend-point").first).to_be_attached()
         expect(page.locator("#rv-log li").first).to_be_attached()
-        pid = get_json(server.url("/api/train/state"))[1]["job"]["pid"]
+        pid = state_of(server)["job"]["pid"]
         expect(chip(page, "process")).to_contain_text(f"pid {pid}")
         expect(page.locator("#rv-train-pid")).to_have_text(str(pid))
-        command = get_json(server.url("/api/train/state"))[1]["job"]["command_line"]
+        command = state_of(server)["job"]["command_line"]
         expect(page.locator("#rv-train-command")).to_have_text(command)
         expect(page.locator("#rv-link-samples")).to_be_visible()
         page.reload()  # a page opened on a running job shows what it runs with, not defaults
@@ -327,7 +376,7 @@ def test_start_pause_resume_stop_with_the_buttons_following(tab, tmp_path):
         expect(page.locator("#rv-field-steps")).to_be_disabled()
 
         page.click("#rv-train-pause")
-        expect_status(page, "paused")
+        expect_status(page, "paused")  # the script acknowledged: the server says so
         expect(page.locator("#rv-train-pause")).to_have_text("Resume")
         expect_buttons(page, start=False, pause=True, stop=True)
         held = page.locator("#rv-train-bar-text").text_content()
@@ -338,41 +387,16 @@ def test_start_pause_resume_stop_with_the_buttons_following(tab, tmp_path):
 
         page.click("#rv-train-stop")
         expect_status(page, "exited")
+        expect_outcome(page, "stopped")
         expect(page.locator("#rv-train-exit")).to_have_text("0")
         expect_buttons(page, start=True, pause=False, stop=False, resume_latest=True)
+        expect(page.locator("#rv-field-steps")).to_be_visible()  # unfolded again
         expect(page.locator("#rv-field-steps")).to_be_enabled()
         expect(page.locator("#rv-train-recovery")).to_contain_text("Latest checkpoint")
-        snapshot = get_json(server.url("/api/train/state"))[1]
+        snapshot = state_of(server)
         assert snapshot["job"]["status"] == "exited"
         assert snapshot["job"]["exit_code"] == 0
         assert len(runs_of(directory)) == 1
-        stopped_at = snapshot["progress"]["timesteps"]
-
-        # Resume from the latest checkpoint: a new process of the job, its timesteps going on
-        # from the old ones, its curve continuing the old points, its log after the old lines.
-        old_lines = page.locator("#rv-log li").count()
-        page.click("#rv-train-resume-latest")
-        expect_status(page, "running")
-        expect_buttons(page, start=False, pause=True, stop=True, resume_latest=False)
-        resumed = get_json(server.url("/api/train/state"))[1]
-        assert "--resume" in resumed["job"]["command"]
-        expect(page.locator("#rv-log li.rv-log-line")).not_to_have_count(old_lines + 1)
-        expect(page.locator("#rv-log li", has_text="the job resumed")).to_have_count(1)
-        page.wait_for_function(  # the curve goes on past the old points
-            """after => [...document.querySelectorAll("#rv-trend-chart .rv-trend-point-link")]
-                .some(p => +p.dataset.step > after)""",
-            arg=stopped_at,
-            timeout=JOB_MS,
-        )
-        page.click("#rv-train-stop")
-        expect_status(page, "exited")
-        final = get_json(server.url("/api/train/state"))[1]
-        assert final["progress"]["timesteps"] > stopped_at
-        drawn = page.locator("#rv-trend-chart .rv-trend-point-link").evaluate_all(
-            "ps => ps.map(p => +p.dataset.step)"
-        )
-        assert drawn == sorted(drawn) and drawn[0] < stopped_at < drawn[-1]
-        assert drawn[-1] == final["metrics"]["points"][-1]["timesteps"]
 
         # The links lead into the viewer, whose header leads back.
         listed = get_json(server.url("/api/jsonl/train/steps"))[1]["steps"]
@@ -386,6 +410,358 @@ def test_start_pause_resume_stop_with_the_buttons_following(tab, tmp_path):
         page.wait_for_url("**/training/")
         expect_status(page, "exited")
         tab.assert_clean()
+
+
+# -- the layout ----------------------------------------------------------------------------------
+def test_the_reading_and_the_curve_come_first_then_progress_form_log_and_episodes(tab, trainer):
+    page = open_page(tab, trainer)
+    order = page.evaluate(
+        """() => {
+            const ids = ["rv-train-top", "rv-reading", "rv-trend-chart", "rv-cards",
+                         "rv-train-progress", "rv-train-config", "rv-train-log",
+                         "rv-train-episodes"];
+            const all = [...document.querySelectorAll("#rv-main *")];
+            return ids.map(id => [id, all.indexOf(document.getElementById(id))]);
+        }"""
+    )
+    places = [place for _, place in order]
+    assert -1 not in places, order
+    assert places == sorted(places), order  # document order, as read and as tabbed through
+    boxes = [
+        page.locator(f"#{name}").bounding_box()
+        for name in ("rv-reading", "rv-trend-chart", "rv-train-progress")
+    ]
+    tops = [box["y"] if box else -1.0 for box in boxes]
+    assert 0 <= tops[0] < tops[1] < tops[2], tops
+    tab.assert_clean()
+
+
+def as_text(value: Any) -> str:
+    """A value as the page's summary line prints it (JavaScript's String())."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def test_while_a_job_runs_the_form_folds_to_the_values_in_force(tab, tmp_path):
+    with start_trainer(tmp_path / "job") as server:
+        page = open_page(tab, server)
+        expect(page.locator("#rv-train-values")).to_be_hidden()  # idle: the form as it is
+        expect(page.locator("#rv-field-steps")).to_be_visible()
+        start_job(page, steps="2000", step_seconds="0.05", seed="7")
+        expect_status(page, "running")
+
+        # One line of the values the job runs with, in the schema's order; no form in view.
+        schema = get_json(server.url("/api/train/schema"))[1]
+        values = state_of(server)["job"]["values"]
+        line = " · ".join(
+            f"{f['name']} {as_text(values[f['name']])}"
+            for f in schema["fields"]
+            if f["name"] in values
+        )
+        summary = page.locator("#rv-train-values-text")
+        expect(summary).to_be_visible()
+        expect(summary).to_have_text(line)
+        expect(summary.locator('[data-field="seed"]')).to_have_text("seed 7")
+        expect(page.locator("#rv-field-steps")).to_be_hidden()
+        expect(page.locator("#rv-train-presets")).to_be_hidden()
+
+        # The toggle shows the whole form, locked; and folds it again.
+        toggle = page.locator("#rv-train-form-toggle")
+        expect(toggle).to_have_attribute("aria-expanded", "false")
+        toggle.focus()
+        page.keyboard.press("Enter")  # keyboard reachable
+        expect(toggle).to_have_attribute("aria-expanded", "true")
+        expect(page.locator("#rv-field-steps")).to_be_visible()
+        expect(page.locator("#rv-field-steps")).to_be_disabled()
+        expect(page.locator("#rv-field-steps")).to_have_value("2000")
+        toggle.click()
+        expect(page.locator("#rv-field-steps")).to_be_hidden()
+
+        page.click("#rv-train-stop")
+        expect_status(page, "exited")
+        expect(page.locator("#rv-train-values")).to_be_hidden()
+        expect(page.locator("#rv-field-steps")).to_be_visible()
+        expect(page.locator("#rv-field-steps")).to_be_enabled()
+        tab.assert_clean()
+
+
+# -- a resume with the page open ---------------------------------------------------------------
+def page_log_numbers(page: Page) -> list[int]:
+    return page.locator("#rv-log li[data-n]").evaluate_all("ls => ls.map(l => +l.dataset.n)")
+
+
+def test_a_resume_with_the_page_open_keeps_each_log_line_once_and_a_segment_per_attempt(
+    tab, tmp_path
+):
+    with start_trainer(tmp_path / "job") as server:
+        page = open_page(tab, server)
+        start_job(page, steps="2000", step_seconds="0.05")
+        expect_status(page, "running")
+        expect(page.locator("#rv-trend-chart .rv-trend-point").nth(3)).to_be_attached(
+            timeout=JOB_MS
+        )
+        page.click("#rv-train-stop")
+        expect_status(page, "exited")
+        stopped = state_of(server)
+        stopped_at = stopped["progress"]["timesteps"]
+
+        # Resume from the latest checkpoint: a new attempt of the same job, its log after the
+        # old lines (a marker between), its curve a segment of its own, marked where it began.
+        page.click("#rv-train-resume-latest")
+        expect_status(page, "running")
+        expect_buttons(page, start=False, pause=True, stop=True, resume_latest=False)
+        resumed = state_of(server)
+        assert "--resume" in resumed["job"]["command"]
+        assert resumed["job"]["id"] == stopped["job"]["id"]
+        page.wait_for_function(  # the curve goes on past the old points
+            """after => [...document.querySelectorAll("#rv-trend-chart .rv-trend-point-link")]
+                .some(p => +p.dataset.step > after)""",
+            arg=stopped_at,
+            timeout=JOB_MS,
+        )
+        page.click("#rv-train-stop")
+        expect_status(page, "exited")
+        final = state_of(server, "?log_tail=4000")
+        cursor = final["log"]["cursor"]
+        assert cursor < 4000, "the test reads every line: keep the job short"
+
+        # Each line once: the page holds exactly the server's numbered lines, in order.
+        page.wait_for_function(
+            "n => Math.max(...[...document.querySelectorAll('#rv-log li[data-n]')]"
+            ".map(l => +l.dataset.n)) === n",
+            arg=cursor,
+            timeout=LIVE_MS,
+        )
+        numbers = page_log_numbers(page)
+        assert numbers == [line["n"] for line in final["log"]["lines"]]
+        assert len(numbers) == len(set(numbers)) == cursor
+        expect(page.locator("#rv-log-count")).to_have_text(f"{cursor:,} lines")
+        marker = page.locator("#rv-log li.rv-log-marker")
+        expect(marker).to_have_count(1)
+        expect(marker).to_contain_text("the job resumed (attempt 2)")
+
+        # A line per attempt, the first ending where it was stopped, the second starting where
+        # it resumed; the resume marked on the curve with its checkpoint.
+        attempts = final["metrics"]["attempts"]
+        assert [a["index"] for a in attempts] == [0, 1]
+        chart = page.locator("#rv-trend-chart")
+        expect(chart).to_have_attribute("data-attempts", "2")
+        lines = chart.locator(".rv-trend-line")
+        expect(lines).to_have_count(2)
+        steps = lines.evaluate_all(
+            "ls => ls.map(l => [...l.querySelectorAll('.rv-trend-point-link')]"
+            ".map(p => +p.dataset.step))"
+        )
+        key = chart.get_attribute("data-series")
+        for attempt, drawn in enumerate(steps):
+            kept = [
+                p["timesteps"]
+                for p in final["metrics"]["points"]
+                if p.get("attempt", 0) == attempt and isinstance(p["metrics"].get(key), float)
+            ]
+            assert drawn == kept, attempt
+        assert steps[0][-1] <= stopped_at < steps[1][-1]
+        assert steps[1][0] >= attempts[1]["start_timesteps"]
+        mark = chart.locator(".rv-resume")
+        expect(mark).to_have_count(1)
+        expect(mark).to_have_attribute("data-timesteps", str(attempts[1]["start_timesteps"]))
+        expect(mark.locator("title")).to_contain_text(f"resumed from {attempts[1]['resumed_from']}")
+        tab.assert_clean()
+
+
+def test_a_restarted_viewer_is_read_whole_once_its_log_cursor_goes_back(tab, tmp_path):
+    """The first viewer's log has its own lines ("[viewer] stop requested"); the second reads
+    only the job's files again, so its cursor is smaller: the page reads it whole, each line
+    once, rather than waiting for lines past its old cursor."""
+    directory, port = tmp_path / "job", free_port()
+    directory.mkdir()
+    shutil.copy(SPEC, directory / SPEC.name)
+    spec = directory / SPEC.name
+    with run_visualize(spec, "--no-browser", port=port, env=FAST_POLL_ENV, launcher=TRAIN) as one:
+        page = open_page(tab, one)
+        start_job(page, steps="2000", step_seconds="0.05")
+        expect_status(page, "running")
+        expect(page.locator("#rv-trend-chart .rv-trend-point").nth(2)).to_be_attached(
+            timeout=JOB_MS
+        )
+        page.click("#rv-train-stop")
+        expect_status(page, "exited")
+        before = state_of(one)["log"]["cursor"]
+        page.wait_for_function(
+            "n => document.querySelectorAll('#rv-log li[data-n]').length === n",
+            arg=before,
+            timeout=LIVE_MS,
+        )
+    connection = page.locator("#rv-chip-connection")
+    expect(connection).to_have_attribute("data-connection", "lost", timeout=LIVE_MS)
+    with run_visualize(spec, "--no-browser", port=port, env=FAST_POLL_ENV, launcher=TRAIN) as two:
+        after = state_of(two, "?log_tail=4000")["log"]
+        assert after["cursor"] < before, "the restarted viewer's log should be shorter"
+        expect(connection).to_have_attribute("data-connection", "live", timeout=LIVE_MS)
+        wanted = [line["n"] for line in after["lines"]]
+        page.wait_for_function(
+            "n => document.querySelectorAll('#rv-log li[data-n]').length === n",
+            arg=len(wanted),
+            timeout=LIVE_MS,
+        )
+        assert page_log_numbers(page) == wanted
+        expect_status(page, "exited")
+    assert tab.page_errors == []
+
+
+# -- the episodes ------------------------------------------------------------------------------
+def first_episode(page: Page) -> int:
+    return int(page.locator("#rv-episodes tbody tr").first.locator("td").first.inner_text())
+
+
+def episode_range(first: int, last: int, total: int) -> str:
+    return f"episodes {first:,}{RANGE}{last:,} of {total:,}, newest first"
+
+
+def test_the_episode_table_pages_through_every_episode_and_counts_them(tab, tmp_path):
+    with start_trainer(tmp_path / "job") as server:
+        page = open_page(tab, server)
+        # 10 steps of 64 samples: an episode row per sample, more than 3 pages of 200.
+        start_job(page, steps="10", step_seconds="0.01", samples_per_step="64")
+        expect_status(page, "exited")
+        total = state_of(server)["episodes"]["total"]
+        assert total > 600
+
+        count = page.locator("#rv-episodes-count")
+        shown = page.locator("#rv-episodes-range")
+        rows = page.locator("#rv-episodes tbody tr")
+        newer, older = page.locator("#rv-episodes-newer"), page.locator("#rv-episodes-older")
+        expect(count).to_have_text(f"{total:,} episodes", timeout=LIVE_MS)
+        expect(shown).to_have_text(episode_range(total - 199, total, total))
+        expect(rows).to_have_count(200)
+        assert first_episode(page) == total  # newest first
+        expect(newer).to_be_disabled()
+
+        last = total
+        while last > 200:
+            last -= 200
+            older.click()
+            first = max(1, last - 199)
+            expect(shown).to_have_text(episode_range(first, last, total))
+            expect(rows).to_have_count(last - first + 1)
+            assert first_episode(page) == last
+            expect(newer).to_be_enabled()
+        expect(older).to_be_disabled()  # the oldest page
+        with page.expect_request(lambda r: f"episodes_offset={total - last}" in r.url):
+            pass  # the polls ask for the page being read
+        newer.click()
+        expect(shown).to_have_text(episode_range(last + 1, last + 200, total))
+        page.click("#rv-episodes-newest")
+        expect(shown).to_have_text(episode_range(total - 199, total, total))
+        expect(newer).to_be_disabled()
+        tab.assert_clean()
+
+
+def test_an_older_episode_page_stays_put_while_the_first_follows_the_newest(tab, tmp_path):
+    with start_trainer(tmp_path / "job") as server:
+        page = open_page(tab, server)
+        start_job(page, steps="2000", step_seconds="0.1", samples_per_step="64")
+        expect_status(page, "running")
+        count = page.locator("#rv-episodes-count")
+        page.wait_for_function(  # more than a page of episodes
+            "() => +document.getElementById('rv-episodes').dataset.total > 400", timeout=JOB_MS
+        )
+        page.click("#rv-episodes-older")
+        expect(page.locator("#rv-episodes-newer")).to_be_enabled()
+        held = first_episode(page)
+        seen = count.text_content()
+        expect(count).not_to_have_text(seen or "", timeout=JOB_MS)  # more episodes came
+        assert first_episode(page) == held  # the rows being read did not move
+        page.click("#rv-episodes-older")  # paging goes on from the rows in view
+        page.wait_for_function(
+            "n => +document.querySelector('#rv-episodes tbody tr td').textContent === n",
+            arg=held - 200,
+            timeout=LIVE_MS,
+        )
+        page.click("#rv-episodes-newest")
+        expect(page.locator("#rv-episodes-newer")).to_be_disabled()
+        page.wait_for_function(  # page 1 follows the newest row
+            """() => {
+                const table = document.getElementById("rv-episodes");
+                const first = table.querySelector("tbody tr td");
+                return first && +first.textContent === +table.dataset.total;
+            }""",
+            timeout=LIVE_MS,
+        )
+        page.click("#rv-train-stop")
+        expect_status(page, "exited")
+        tab.assert_clean()
+
+
+# -- a pause the script does not acknowledge ------------------------------------------------------
+def test_a_pause_the_script_does_not_acknowledge_stays_pausing_with_the_servers_note(tab, tmp_path):
+    """`ignore` never reads the control file: the server keeps the job "pausing" (paused only
+    after an acknowledgement) and after a while says why in `job.note`, shown by the status."""
+    spec = write_fake_spec(tmp_path, grace=1.0, step_seconds=0.05)
+    with run_visualize(spec, "--no-browser", env=FAST_POLL_ENV, launcher=TRAIN) as server:
+        page = open_page(tab, server)
+        page.select_option("#rv-field-mode", "ignore")
+        start_job(page, steps="4000")
+        expect_status(page, "running")
+        note = page.locator("#rv-train-note")
+        expect(note).to_be_hidden()
+        page.click("#rv-train-pause")
+        expect_status(page, "pausing")
+        expect(page.locator("#rv-train-pause")).to_have_text("Resume")
+        expect(note).to_be_visible(timeout=JOB_MS)
+        said = state_of(server)["job"]["note"]
+        assert said and state_of(server)["job"]["status"] == "pausing"
+        expect(note).to_have_text(said)
+        expect(note).to_have_attribute("role", "status")
+        expect(page.locator("#rv-chip-process")).to_have_attribute("data-status", "pausing")
+        page.click("#rv-train-stop")
+        expect_outcome(page, "forced")
+        expect(note).to_be_hidden()
+    assert [p for p in tab.problems() if "/api/train/" not in p] == []
+
+
+# -- how a job ended ---------------------------------------------------------------------------
+def test_stopped_forced_failed_and_finished_look_different(tab, tmp_path):
+    """The fake trainer: `obey` stops when asked, `ignore` never reads the control file (killed
+    after the 1 s grace period), `crash` raises; a short `obey` run finishes."""
+    spec = write_fake_spec(tmp_path, grace=1.0, step_seconds=0.05)
+    looks: dict[str, tuple[str, str]] = {}
+    with run_visualize(spec, "--no-browser", env=FAST_POLL_ENV, launcher=TRAIN) as server:
+        page = open_page(tab, server)
+        ended = page.locator("#rv-chip-outcome")
+
+        def end(outcome: str) -> None:
+            expect_outcome(page, outcome)
+            assert state_of(server)["job"]["outcome"] == outcome
+            text = ended.locator(".rv-chip-value").inner_text()
+            colour = ended.evaluate("e => getComputedStyle(e).backgroundColor")
+            looks[outcome] = (text, colour)
+
+        for mode, outcome in (("obey", "stopped"), ("ignore", "forced")):
+            page.select_option("#rv-field-mode", mode)
+            start_job(page, steps="4000")
+            expect_status(page, "running")
+            expect(ended).to_be_hidden()
+            page.click("#rv-train-stop")
+            end(outcome)
+        expect(page.locator("#rv-train-exit")).to_contain_text("killed after the grace period")
+
+        page.select_option("#rv-field-mode", "crash")
+        start_job(page, steps="40", crash_at="3")
+        end("failed")
+        reading = page.locator("#rv-reading")
+        expect(reading).to_have_attribute("data-reading", state_of(server)["reading"]["reading"])
+        colour = "e => getComputedStyle(e).color"
+        name = reading.locator(".rv-reading-name")
+        assert name.evaluate(colour) == ended.evaluate(colour)  # the error colour, never green
+
+        page.select_option("#rv-field-mode", "obey")
+        start_job(page, steps="3")
+        end("finished")
+
+        assert {text for text, _ in looks.values()} == {"stopped", "forced stop", "failed",
+                                                        "finished"}  # fmt: skip
+        assert len({colour for _, colour in looks.values()}) == 4, looks
+    assert [p for p in tab.problems() if "/api/train/" not in p] == []
 
 
 def test_an_idle_host_shows_its_chips_and_no_job(tab, trainer):
@@ -404,8 +780,8 @@ def test_an_idle_host_shows_its_chips_and_no_job(tab, trainer):
     cursors = parse_qs(urlsplit(polled.value.url).query)
     assert cursors["after_metric"] == [str(state["metrics"]["cursor"])]
     assert cursors["after_log"] == [str(state["log"]["cursor"])]
-    with page.expect_request(lambda r: r.url.endswith("/api/train/state")):
-        page.click("#rv-train-refresh")
+    with page.expect_request(lambda r: r.url.endswith("/api/train/state?log_tail=4000")):
+        page.click("#rv-train-refresh")  # the whole log the server keeps, no cursor
     tab.assert_clean()
 
 
@@ -431,6 +807,7 @@ def test_a_crashed_job_shows_its_failure_and_resumes_from_its_checkpoint(tab, tm
         page.click("#rv-train-start")
 
         expect_status(page, "failed")
+        expect_outcome(page, "failed")
         state = get_json(server.url("/api/train/state"))[1]
         failure = state["recovery"]["failure"]
         assert state["job"]["exit_code"] not in (0, None)
@@ -442,6 +819,7 @@ def test_a_crashed_job_shows_its_failure_and_resumes_from_its_checkpoint(tab, tm
 
         page.click("#rv-train-resume-latest")
         expect_status(page, "exited")  # past the failing step, to the last one
+        expect_outcome(page, "finished")
         expect(page.locator("#rv-train-exit")).to_have_text("0")
         expect(recovery).not_to_contain_text("Failed")
         final = get_json(server.url("/api/train/state"))[1]
@@ -471,5 +849,5 @@ def test_the_log_keeps_the_last_4000_lines_each_once(tab, trainer):
                     text: el.count.textContent};
         }"""
     )
-    assert kept == {"count": 4000, "first": "101", "last": "4100", "text": "4000 lines"}
+    assert kept == {"count": 4000, "first": "101", "last": "4100", "text": "4,000 lines"}
     tab.assert_clean()

@@ -24,6 +24,10 @@ LONGER = {
     "merged ticks, attempts and phases",
     "rollouts/store/reading.py": "every rule of the reading beside the numbers it states",
     "rollouts/integrations/sb3.py": "the whole SB3 integration a user reads in one place",
+    "rollouts/static/rollouts/chart.js": "one chart for every page: scales, ticks, smoothing, "
+    "gaps, crosshair and keys",
+    "rollouts/static/rollouts/training.js": "the page's wiring: the poll and its cursors, the "
+    "snapshot, the top bar and the buttons",
 }
 
 # Who may import whom, by layer. A layer not named may not be imported.

@@ -9,7 +9,8 @@ import pytest
 from tests.support.pages import PREFIX, page
 
 SCRIPTS = ["chart.js", "reading.js", "training-form.js", "training-log.js",
-           "training-metrics.js", "training-backend.js", "training.js"]  # fmt: skip
+           "training-metrics.js", "training-points.js", "training-phases.js",
+           "training-episodes.js", "training-backend.js", "training.js"]  # fmt: skip
 
 
 def allow(request) -> bool:

@@ -148,7 +148,8 @@
         svg("text", { "class": "rv-tick", x: s.left - 6, y: y, dy: "0.32em", "text-anchor": "end" },
           grid).textContent = share ? (100 * t).toFixed(digits) + " %" : t.toFixed(digits);
       });
-      var xTicks = ticks(s.x0, s.x1, Math.min(8, Math.max(s.x1 - s.x0, 1)));
+      var room = Math.max(2, Math.floor((s.right - s.left) / 80)); // labels ~80 px apart at least
+      var xTicks = ticks(s.x0, s.x1, Math.min(8, room, Math.max(s.x1 - s.x0, 1)));
       xTicks.filter(Number.isInteger).forEach(function (t) {
         var x = s.x(t).toFixed(1);
         svg("line", { "class": "rv-tickmark", x1: x, x2: x, y1: s.bottom, y2: s.bottom + 4 }, grid);
@@ -290,7 +291,7 @@
       }
     });
     window.addEventListener("resize", function () {
-      if (points.length) draw(points, series, smoothing);
+      if (points.length) draw(points, series, smoothing, references); // the reference lines too
     });
 
     return { draw: draw };

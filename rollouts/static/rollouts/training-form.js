@@ -7,6 +7,7 @@
 //   var form = rvTraining.form(formElement, presetsElement);
 //   form.build(schema); form.values(); form.fill(values); form.reset();
 //   form.lock(bool); form.showErrors({field: message} | null); form.showJob(key, values)
+//   form.describe(values) -> nodes reading "steps 2000 · regime rising · …" (the schema's order)
 (function () {
   "use strict";
 
@@ -153,6 +154,25 @@
       });
     }
 
+    // Values on one line, as `name value` in the schema's order (then any it does not list):
+    // a <span> each (a no-break space between name and value), " · " between.
+    function describe(values) {
+      if (!values) return [];
+      var has = function (name) { return Object.prototype.hasOwnProperty.call(values, name); };
+      var names = fields.map(function (f) { return f.spec.name; }).filter(has);
+      Object.keys(values).forEach(function (k) { if (names.indexOf(k) < 0) names.push(k); });
+      var out = [];
+      names.forEach(function (name, i) {
+        var v = values[name];
+        if (i) out.push(" · ");
+        var pair = html("span", "rv-train-value", name + "\u00a0" + // kept with its value
+          (v === "" ? '""' : v === null || v === undefined ? "–" : String(v)));
+        pair.setAttribute("data-field", name);
+        out.push(pair);
+      });
+      return out;
+    }
+
     // The values a job ran with, once per process (`key`): an edit made after is kept.
     var shown = null;
     function showJob(key, values) {
@@ -162,7 +182,7 @@
     }
 
     return { build: build, values: values, fill: fill, reset: reset, lock: lock,
-      showErrors: showErrors, showJob: showJob };
+      showErrors: showErrors, showJob: showJob, describe: describe };
   }
 
   window.rvTraining = window.rvTraining || {};

@@ -1,10 +1,12 @@
 // Relax Rollout Viewer: the Training page's live log. Keeps the last MAX_LINES lines the
-// snapshots brought (each once, by its number `n`), colours them by kind (stdout, stderr,
-// progress, table, error), and filters them: a keyword, errors only, progress-JSON lines shown
-// or not; "follow" keeps the newest line in view. Text goes in through textContent only.
+// snapshots brought (each once, by its number `n`: the server numbers a job's lines on across
+// its resumes), colours them by kind (stdout, stderr, progress, table, error), and filters
+// them: a keyword, errors only, progress-JSON lines shown or not; "follow" keeps the newest line
+// in view. The page's own marker lines (where a resumed attempt began) have no number and are
+// not counted. Text goes in through textContent only.
 //
 //   var log = rvTraining.log({list, filter, errors, progress, follow, count});
-//   log.add(lines); log.reset(); log.restart(marker);
+//   log.add(lines); log.reset(); log.mark(text); log.last()
 (function () {
   "use strict";
 
@@ -17,6 +19,7 @@
     var last = -Infinity; // the newest line number held
 
     function shown(line) {
+      if (line.marker) return true; // where an attempt began stays in view whatever the filter
       var word = el.filter.value.trim().toLowerCase();
       if (el.errors.checked && !ERROR_KINDS[line.kind]) return false;
       if (!el.progress.checked && line.kind === "progress") return false;
@@ -36,9 +39,11 @@
       line.node.hidden = !shown(line);
     }
     function count() {
-      var visible = lines.filter(function (l) { return !l.node.hidden; }).length;
-      el.count.textContent = visible === lines.length ? lines.length + " lines"
-        : visible + " of " + lines.length + " lines";
+      var numbered = lines.filter(function (l) { return !l.marker; });
+      var visible = numbered.filter(function (l) { return !l.node.hidden; }).length;
+      var all = window.rvTraining.count(numbered.length);
+      el.count.textContent = visible === numbered.length ? all + " lines"
+        : window.rvTraining.count(visible) + " of " + all + " lines";
     }
     function follow() {
       if (el.follow.checked) el.list.scrollTop = el.list.scrollHeight;
@@ -58,8 +63,12 @@
         last = Math.max(last, l.n);
       });
       el.list.appendChild(fragment);
-      var extra = lines.length - MAX_LINES;
-      if (extra > 0) lines.splice(0, extra).forEach(function (l) { l.node.remove(); });
+      var numbered = lines.filter(function (l) { return !l.marker; }).length, cut = 0;
+      while (numbered > MAX_LINES) { // the oldest go (a marker before them with them)
+        if (!lines[cut].marker) numbered -= 1;
+        cut += 1;
+      }
+      lines.splice(0, cut).forEach(function (l) { l.node.remove(); });
       count();
       follow();
     }
@@ -71,11 +80,16 @@
       count();
     }
 
-    // A new process of the same job numbers its lines from 1 again: keep the old ones, mark
-    // where the new ones start.
-    function restart(marker) {
-      last = -Infinity;
-      add([{ n: 0, text: marker, kind: "stdout" }]);
+    // A line of the page's own after the newest one (where a resumed attempt begins): no
+    // number, so the server's next lines still follow on from `last`.
+    function mark(text) {
+      var line = { n: null, text: String(text), kind: "marker", marker: true };
+      line.node = html("li", "rv-log-line rv-log-marker", text);
+      line.node.setAttribute("data-kind", "marker");
+      lines.push(line);
+      el.list.appendChild(line.node);
+      count();
+      follow();
     }
 
     function refilter() {
@@ -95,7 +109,7 @@
       }
     });
     count();
-    return { add: add, reset: reset, restart: restart };
+    return { add: add, reset: reset, mark: mark, last: function () { return last; } };
   }
 
   window.rvTraining = window.rvTraining || {};

@@ -1,22 +1,29 @@
-// Relax Rollout Viewer: the Training page's numbers: the convergence reading (reading.js), a
-// card per metric (latest, change, sparkline, abnormal highlight) and the curve of the chosen
-// metric against timesteps (chart.js: crosshair read-out, smoothing, and the metric
-// dictionary's reference lines such as approx_kl = 0.05). Also the number formats the page
-// shares (rvTraining.fmt, rvTraining.fmtDelta, rvTraining.duration).
+// Relax Rollout Viewer: the Training page's numbers: the convergence reading (reading.js, with
+// the reading's notes: one per rule, its window and numbers), a card per metric (latest,
+// change, sparkline, abnormal highlight) and the curve of the chosen metric against timesteps
+// (chart.js: crosshair read-out, smoothing, the metric dictionary's reference lines such as
+// approx_kl = 0.05), one line per attempt of the job with each resume marked. Also the number
+// formats the page shares (rvTraining.fmt, .fmtDelta, .duration, .count, .rate).
 //
 //   var metrics = rvTraining.metrics();       // finds its elements by id
 //   metrics.setSchema(schema.metrics);        // labels, units, directions, reference lines
-//   metrics.update(points, cards, reading);   // points: [{timesteps, metrics: {key: value}}]
-//   rvTraining.episodes(table, counter, {columns, rows});
+//   metrics.update(kept, cards, reading, keys, outcome);  // kept: rvTraining.points()
 (function () {
   "use strict";
 
   var SMOOTHING_KEY = "rv-training-smoothing";
   var CHOICE_KEY = "rv-training-curve";
-  var EPISODES_SHOWN = 200; // the newest rows of the episode table
   var html = window.rv.element; // shared.js
   var finite = window.rv.finite;
+  var svg = window.rvChart.svg; // chart.js
+  var COUNT = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+  var RATE = new Intl.NumberFormat("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
   function byId(id) { return document.getElementById(id); }
+
+  // A count with thousands separators (12,345); "–" when there is none.
+  function count(value) { return finite(value) ? COUNT.format(value) : "–"; }
+  // A rate with one decimal and thousands separators (1,234.5).
+  function rate(value) { return finite(value) ? RATE.format(value) : "–"; }
 
   // As the trends page prints numbers: ints plain, floats to 4 decimals (exponent form when
   // tiny or huge).
@@ -40,17 +47,68 @@
     var pad = function (n) { return (n < 10 ? "0" : "") + n; };
     return (h ? h + "h " + pad(m) + "m " : m + "m ") + pad(s % 60) + "s";
   }
+  // What the chart says of a resume: "resumed from <checkpoint> at <timesteps>".
+  function resumeText(attempt) {
+    return "resumed" + (attempt.resumed_from ? " from " + attempt.resumed_from : "") +
+      (finite(attempt.start_timesteps) ? " at " + count(attempt.start_timesteps) : "");
+  }
+
   function create() {
     var dictionary = {}; // key -> {key, label, unit, direction, reference}
     var order = []; // the dictionary's keys, in its order
-    var points = [], keys = [], choice = null, smoothing = 0.6, optionsKey = "";
+    var kept = null, points = [], keys = [], choice = null, smoothing = 0.6, optionsKey = "";
+    var resumes = []; // the attempts after the first: a marker each on the curve
+    var ticksOf = {}; // a drawn line's key -> its attempt's points by timesteps
     var chart = window.rvChart.create(byId("rv-trend-chart"), {
       tooltip: byId("rv-crosshair-values"), legend: byId("rv-legend"), format: function (v, key) {
         return fmt(v) + unitOf(key);
-      }, xLabel: "timesteps",
+      }, xLabel: "timesteps", decorate: markResumes,
+      gapReason: function (point, lineKey) {
+        var at = ticksOf[lineKey];
+        return at && !at[point.step] ? "(not in this attempt)" : "";
+      },
     });
 
+    // A dashed vertical line where each resumed attempt starts, labelled with its checkpoint.
+    function markResumes(box, scale) {
+      var top = scale.y(scale.y1), middle = (scale.left + scale.right) / 2;
+      resumes.forEach(function (attempt, n) {
+        if (!finite(attempt.start_timesteps)) return;
+        var x = Math.min(Math.max(scale.x(attempt.start_timesteps), scale.left), scale.right);
+        var group = svg("g", { "class": "rv-resume", "data-attempt": attempt.index,
+          "data-timesteps": attempt.start_timesteps }, box);
+        svg("line", { "class": "rv-resume-line", x1: x.toFixed(2), x2: x.toFixed(2), y1: top,
+          y2: scale.bottom }, group);
+        var label = svg("text", { "class": "rv-resume-label", y: (top + 12 + 14 * (n % 3)).toFixed(2) },
+          group);
+        svg("title", {}, group).textContent = resumeText(attempt);
+        placeLabel(label, x, scale, [resumeText(attempt),
+          "resumed at " + count(attempt.start_timesteps)], x > middle);
+      });
+    }
+
+    // The label beside its marker, on the side with room (`preferEnd`: left of it first); when
+    // no side has room for the whole text, the short one (the whole is the marker's title).
+    function placeLabel(label, x, scale, texts, preferEnd) {
+      var sides = preferEnd ? [true, false] : [false, true];
+      for (var i = 0; i < texts.length; i += 1) {
+        label.textContent = texts[i];
+        var width = label.getComputedTextLength();
+        for (var k = 0; k < 2; k += 1) {
+          var end = sides[k], at = end ? x - 4 : x + 4;
+          if (end ? at - width >= scale.left : at + width <= scale.right) {
+            label.setAttribute("x", at.toFixed(2));
+            label.setAttribute("text-anchor", end ? "end" : "start");
+            return;
+          }
+        }
+      }
+      label.setAttribute("x", (preferEnd ? x - 4 : x + 4).toFixed(2));
+      label.setAttribute("text-anchor", preferEnd ? "end" : "start");
+    }
+
     function unitOf(key) {
+      key = String(key).split("@")[0]; // an attempt's line: the metric's key, then @attempt
       var unit = dictionary[key] && dictionary[key].unit;
       return unit ? " " + unit : "";
     }
@@ -88,16 +146,34 @@
       select.value = effectiveChoice() || "";
     }
 
+    // One line per attempt (a single attempt: the metric's line, as on the trends page). Each
+    // attempt's line runs on over the ticks only another attempt has.
     function renderChart() {
-      var key = effectiveChoice(), svg = byId("rv-trend-chart");
+      var key = effectiveChoice(), box = byId("rv-trend-chart");
       byId("rv-curve-empty").hidden = points.length > 0;
-      svg.setAttribute("data-series", key || "");
-      var xs = points.map(function (p) { return { step: p.timesteps }; });
-      var lines = key ? [{ key: key, label: labelOf(key), values: points.map(function (p) {
-        return (p.metrics || {})[key];
-      }) }] : [];
+      box.setAttribute("data-series", key || "");
+      var series = kept ? kept.series() : { xs: [], groups: [] }, several = series.groups.length > 1;
+      var attempts = kept ? kept.attempts() : [];
+      var drawn = {};
+      series.groups.forEach(function (g) { drawn[g.attempt] = true; });
+      resumes = attempts.filter(function (a) { return a.index > 0 && drawn[a.index]; });
+      box.setAttribute("data-attempts", series.groups.length);
+      ticksOf = {};
+      var lines = !key ? [] : series.groups.map(function (group) {
+        var lineKey = several ? key + "@" + group.attempt : key;
+        if (several) ticksOf[lineKey] = group.at;
+        return {
+          key: lineKey,
+          label: labelOf(key) + (several ? " · attempt " + (group.attempt + 1) : ""),
+          values: series.xs.map(function (x) {
+            var p = group.at[x.step];
+            return p ? (p.metrics || {})[key] : undefined;
+          }),
+          connect: several,
+        };
+      });
       var references = key && dictionary[key] ? dictionary[key].reference || [] : [];
-      chart.draw(points.length ? xs : [], lines, smoothing, references);
+      chart.draw(points.length ? series.xs : [], lines, smoothing, references);
     }
 
     function renderCards(cards) {
@@ -123,16 +199,31 @@
       }));
     }
 
-    function renderReading(reading) {
+    // The verdict (reading.js), then its notes: one line per rule, with its window and numbers.
+    // `outcome`: how the job ended; a failed job's verdict is never drawn as a good one.
+    function renderReading(reading, outcome) {
       var box = byId("rv-reading");
+      box.setAttribute("data-outcome", outcome || "");
       if (!reading) return;
       window.rvReading.render(box, reading, fmt, fmtDelta);
+      var notes = box.querySelector(".rv-reading-notes");
+      if (!notes) {
+        notes = html("ul", "rv-reading-notes");
+        notes.setAttribute("aria-label", "How each rule read");
+        box.querySelector(".rv-reading-why").after(notes);
+      }
+      var said = (Array.isArray(reading.notes) ? reading.notes : []).filter(function (n) {
+        return typeof n === "string" && n;
+      });
+      notes.replaceChildren.apply(notes, said.map(function (n) { return html("li", "", n); }));
+      notes.hidden = !said.length;
     }
 
-    function update(newPoints, cards, reading, listedKeys) {
-      points = newPoints;
+    function update(newKept, cards, reading, listedKeys, outcome) {
+      kept = newKept;
+      points = kept.list();
       keys = knownKeys(listedKeys);
-      renderReading(reading);
+      renderReading(reading, outcome);
       renderCards(cards);
       renderOptions();
       renderChart();
@@ -165,28 +256,11 @@
     return { setSchema: setSchema, update: update, choose: choose };
   }
 
-  // The episode table (the run's episode CSV): the newest EPISODES_SHOWN rows, newest first.
-  function episodes(table, counter, data) {
-    data = data || {};
-    var rows = data.rows || [];
-    var head = table.querySelector("thead tr"), body = table.querySelector("tbody");
-    head.replaceChildren.apply(head, (data.columns || []).map(function (c) {
-      return html("th", "", c);
-    }));
-    var shown = rows.slice(-EPISODES_SHOWN).reverse(); // newest first
-    body.replaceChildren.apply(body, shown.map(function (row) {
-      var tr = html("tr");
-      row.forEach(function (v) { tr.appendChild(html("td", "", finite(v) ? fmt(v) : String(v))); });
-      return tr;
-    }));
-    counter.textContent = (rows.length > shown.length ? rows.length + " episodes, the newest " +
-      shown.length + " shown" : rows.length + " episodes");
-  }
-
   window.rvTraining = window.rvTraining || {};
   window.rvTraining.metrics = create;
-  window.rvTraining.episodes = episodes;
   window.rvTraining.fmt = fmt;
   window.rvTraining.fmtDelta = fmtDelta;
   window.rvTraining.duration = duration;
+  window.rvTraining.count = count;
+  window.rvTraining.rate = rate;
 })();

@@ -1,23 +1,33 @@
 // Relax Rollout Viewer: the Training page. Polls the snapshot (GET api/train/state, with the
 // metric and log cursors so each answer holds only what is new) and draws it: the top bar (job
-// summary, five status chips, the buttons, enabled as the job's status allows), progress and
-// process, the form (training-form.js), the reading, cards and curve (training-metrics.js), the
-// log (training-log.js), the episodes and the links into the viewer. The preview asks for a
-// synthetic snapshot (`preview=rising|plateau|kl`) once and starts nothing. Buttons POST JSON
-// to api/train/* (same origin); every URL comes from <main>'s data attributes.
+// summary, the status chips with how an ended job ended and the job's note, the buttons,
+// enabled as the job's status allows), the reading, cards and curve (training-metrics.js, one
+// line per attempt: training-points.js), progress and process (the phase timeline:
+// training-phases.js), the form (training-form.js; folded to one line of the values in force
+// while a job runs), the log (training-log.js), the episodes (training-episodes.js) and the
+// links into the viewer. The preview asks for a synthetic snapshot (`preview=rising|plateau|kl`)
+// once and starts nothing. Buttons POST JSON to api/train/* (same origin); every URL comes from
+// <main>'s data attributes.
 (function () {
   "use strict";
 
-  var POINTS_MAX = 5000; // as the server keeps
-  var PHASES_SHOWN = 24; // the newest phases of the timeline
   var ACTIVE = { starting: 1, running: 1, pausing: 1, paused: 1, stopping: 1 };
+  var LOG_WHOLE = 4000; // the lines a whole read asks for: all the server and the page keep
+  // How an ended job ended (job.outcome): the chip's text and what its title explains.
+  var OUTCOMES = {
+    finished: ["finished", "the script ran to its end"],
+    stopped: ["stopped", "it ended after the stop request"],
+    forced: ["forced stop", "it did not stop within the grace period and was killed"],
+    failed: ["failed", "a non-zero exit, or the script wrote training_failure.json"],
+  };
   var html = window.rv.element; // shared.js
   var finite = window.rv.finite;
-  var T = window.rvTraining; // training-form, -log, -metrics and -backend.js
-  var duration = T.duration;
-  var main, form, log, metrics, pollMs = 3000;
-  var state = { schema: null, snap: null, points: [], metricCursor: null, logCursor: null,
-    process: null, preview: "", timer: null, seq: 0, acting: false };
+  var T = window.rvTraining; // training-form, -log, -metrics, -points, -phases, -episodes, -backend
+  var duration = T.duration, count = T.count;
+  var main, form, log, metrics, kept, timeline, episodes, pollMs = 3000;
+  var state = { schema: null, snap: null, metricCursor: null, logCursor: null, identity: null,
+    process: null, attempts: null, preview: "", timer: null, seq: 0, acting: false,
+    formOpen: false };
 
   function byId(id) { return document.getElementById(id); }
   function text(id, value) { byId(id).textContent = value; }
@@ -43,7 +53,10 @@
     else {
       if (state.metricCursor !== null) url.searchParams.set("after_metric", state.metricCursor);
       if (state.logCursor !== null) url.searchParams.set("after_log", state.logCursor);
+      else url.searchParams.set("log_tail", LOG_WHOLE); // read whole, not the last 500
     }
+    var page = episodes.params(); // an older page of the episode table
+    Object.keys(page).forEach(function (name) { url.searchParams.set(name, page[name]); });
     return url;
   }
 
@@ -68,10 +81,15 @@
     state.timer = setTimeout(function () { if (document.hidden) state.asleep = true; else poll(); },
       pollMs);
   }
-  function restart() { // forget what was read and read everything again
-    state.metricCursor = state.logCursor = state.process = state.snap = null;
-    state.points = [];
+  function forget() { // nothing read yet: the next answer is taken whole
+    state.metricCursor = state.logCursor = state.identity = state.process = state.attempts = null;
+    kept.clear();
     log.reset();
+  }
+  function restart() { // forget what was read and read everything again
+    forget();
+    state.snap = null;
+    episodes.reset();
     poll();
   }
 
@@ -83,31 +101,34 @@
   }
 
   // -- a snapshot ------------------------------------------------------------------------
-  // Takes a snapshot into the page; true when it comes from another process than the cursors
-  // did (the caller then reads it whole). A resume is a new process of the same job: its curve
-  // goes on from the old points (a point at or before a kept one replaces those from there on),
-  // and its log follows the old lines.
+  // Takes a snapshot into the page; true when the caller must read it whole first: it is of
+  // another job than the cursors are (or the preview), or the server's cursors went back (the
+  // viewer was restarted). A resume is a new process (attempt) of the same job: the server
+  // numbers its log lines and points on from the earlier attempt's, so the cursors stay, the
+  // earlier attempt's points stay, and a marker line says where the new attempt begins.
   function take(snap, incremental) {
     var job = snap.job || {}, m = snap.metrics || {}, l = snap.log || {};
-    var process = [snap.preview || "", job.id, job.started_at].join(" ");
-    if (process !== state.process && incremental) {
-      state.metricCursor = state.logCursor = null;
+    var identity = (snap.preview || "") + " " + (job.id || "");
+    var process = identity + " " + (job.started_at || "");
+    var behind = (finite(l.cursor) && state.logCursor !== null && l.cursor < state.logCursor) ||
+      (finite(m.cursor) && state.metricCursor !== null && m.cursor < state.metricCursor);
+    var other = identity !== state.identity;
+    if ((other || behind) && incremental) {
+      forget();
+      if (!other) state.identity = identity; // the same job, read again: its table page stays
       return true;
     }
-    if (process !== state.process) {
-      var resumed = state.snap && !snap.preview && !state.snap.preview && job.id &&
-        job.id === (state.snap.job || {}).id;
-      if (resumed) log.restart("--- the job resumed: a new process ---");
-      else { state.points = []; log.reset(); }
-      state.process = process;
+    if (other || behind) {
+      forget();
+      if (other && state.snap) episodes.reset(); // another job's table starts on its newest page
+      state.identity = identity;
     }
+    var resumed = state.process !== null && process !== state.process;
+    state.process = process;
     state.snap = snap;
-    var kept = state.points;
-    (m.points || []).forEach(function (p) {
-      while (kept.length && kept[kept.length - 1].timesteps >= p.timesteps) kept.pop();
-      kept.push(p);
-    });
-    if (kept.length > POINTS_MAX) kept.splice(0, kept.length - POINTS_MAX);
+    markAttempts(m.attempts, resumed);
+    kept.setAttempts(m.attempts);
+    kept.add(m.points);
     state.metricCursor = finite(m.cursor) ? m.cursor : null;
     state.logCursor = finite(l.cursor) ? l.cursor : null;
     log.add(l.lines);
@@ -115,25 +136,65 @@
     return false;
   }
 
+  // A marker in the log where each new attempt begins (once per attempt, while the page is
+  // open: a page opened later reads the lines whole and has no place to put one). A server
+  // that lists no attempts: a marker when the process changed.
+  function markAttempts(attempts, resumed) {
+    if (!Array.isArray(attempts)) {
+      if (resumed) log.mark("— the job resumed: a new process —");
+      return;
+    }
+    if (state.attempts !== null) {
+      attempts.slice(state.attempts).forEach(function (a) {
+        if (!a || !(a.index > 0)) return;
+        log.mark("— the job resumed (attempt " + (a.index + 1) + ")" +
+          (a.resumed_from ? " from " + a.resumed_from : "") +
+          (finite(a.start_timesteps) ? " at " + count(a.start_timesteps) + " timesteps" : "") + " —");
+      });
+    }
+    state.attempts = attempts.length;
+  }
+
+  // How an ended job ended: `job.outcome`; from an older server, what its status tells.
+  function outcomeOf(job) {
+    if (ACTIVE[job.status]) return null;
+    if (typeof job.outcome === "string" && job.outcome) return job.outcome;
+    if (job.outcome === null) return null; // a server that says so: not ended
+    if (job.status === "failed") return "failed";
+    return job.force_killed ? "forced" : null;
+  }
+
   function render(snap) {
-    var job = snap.job || {}, progress = snap.progress || {};
-    renderTop(job, progress, snap);
+    var job = snap.job || {}, progress = snap.progress || {}, outcome = outcomeOf(job);
+    var active = !!ACTIVE[job.status];
+    renderTop(job, progress, snap, outcome);
     renderProgress(job, progress);
     renderRecovery(snap.recovery || {});
-    metrics.update(state.points, snap.cards, snap.reading, (snap.metrics || {}).keys);
-    T.episodes(byId("rv-episodes"), byId("rv-episodes-count"), snap.episodes);
+    metrics.update(kept, snap.cards, snap.reading, (snap.metrics || {}).keys, outcome);
+    episodes.render(snap.episodes);
     renderButtons(job.status || "idle", snap.recovery || {});
+    renderValues(job, active || !!state.preview);
     if (!snap.preview) form.showJob(state.process, job.values); // what the job in view ran with
   }
 
   function chip(id, value) { byId(id).querySelector(".rv-chip-value").textContent = value; }
 
-  function renderTop(job, progress, snap) {
-    var status = job.status || "idle";
+  function renderTop(job, progress, snap, outcome) {
+    var status = job.status || "idle", said = outcome && (OUTCOMES[outcome] || [outcome, ""]);
     text("rv-train-summary", job.id ? "job " + job.id + (job.run ? " · run " + job.run : "") +
-      " · " + status : "no job yet");
-    byId("rv-chip-process").setAttribute("data-status", status);
+      " · " + status + (said && said[0] !== status ? " (" + said[0] + ")" : "") : "no job yet");
+    var process = byId("rv-chip-process");
+    process.setAttribute("data-status", status);
+    process.setAttribute("data-ended", said ? "true" : "false"); // the outcome chip has the colour
     chip("rv-chip-process", status + (job.pid ? " (pid " + job.pid + ")" : ""));
+    var ended = byId("rv-chip-outcome");
+    ended.hidden = !said;
+    ended.setAttribute("data-outcome", outcome || "");
+    ended.title = said ? said[1] : "";
+    chip("rv-chip-outcome", said ? said[0] : "–");
+    var note = byId("rv-train-note"), noted = typeof job.note === "string" ? job.note : "";
+    if (note.textContent !== noted) note.textContent = noted; // a live region: only changes
+    note.hidden = !noted;
     chip("rv-chip-progress", finite(progress.fraction) ? (100 * progress.fraction).toFixed(1) + " %"
       : "–");
     chip("rv-chip-wall", duration(job.wall_seconds));
@@ -153,47 +214,76 @@
     var bar = byId("rv-train-bar"), fraction = finite(progress.fraction) ? progress.fraction : 0;
     bar.value = Math.min(Math.max(fraction, 0), 1);
     bar.setAttribute("data-fraction", fraction);
-    text("rv-train-bar-text", (finite(progress.timesteps) ? progress.timesteps : "–") + " / " +
-      (finite(progress.total) ? progress.total : "–") + " timesteps");
+    text("rv-train-bar-text", count(progress.timesteps) + " / " + count(progress.total) +
+      " timesteps");
     var eta = "";
     if (finite(progress.eta_seconds) && ACTIVE[job.status]) {
       var end = new Date(Date.now() + progress.eta_seconds * 1000);
       eta = "ETA " + duration(progress.eta_seconds) + ", ends about " + end.toLocaleTimeString();
     }
     text("rv-train-eta", eta);
+    // A resumed job: whose progress this is (the running attempt's own, not the killed run's).
+    var attempt = finite(progress.attempt) ? progress.attempt : 0, said = "";
+    if (attempt > 0) {
+      var from = kept.attempts().filter(function (a) { return a.index === attempt; })[0] || {};
+      said = "attempt " + (attempt + 1) + (finite(from.start_timesteps)
+        ? ", resumed at " + count(from.start_timesteps) + " timesteps" : "");
+    }
+    text("rv-train-attempt", said);
+    byId("rv-train-attempt").hidden = !said;
     text("rv-train-pid", job.pid ? String(job.pid) : "–");
     text("rv-train-throughput", finite(progress.throughput)
-      ? progress.throughput.toFixed(1) + " timesteps/s" : "–");
+      ? T.rate(progress.throughput) + " timesteps/s" : "–");
     text("rv-train-exit", (job.exit_code === null || job.exit_code === undefined ? "–"
       : String(job.exit_code)) + (job.force_killed ? " (killed after the grace period)" : ""));
     text("rv-train-phase", progress.phase || "–");
-    var phases = (progress.phases || []).slice(-PHASES_SHOWN), list = byId("rv-train-phases");
-    list.replaceChildren.apply(list, phases.map(function (phase, i) {
-      var item = html("li", "rv-phase rv-phase-" + phase.name);
-      item.setAttribute("data-phase", phase.name);
-      if (i === phases.length - 1 && ACTIVE[job.status]) item.classList.add("rv-phase-current");
-      item.appendChild(html("span", "rv-phase-name", phase.name));
-      item.appendChild(html("span", "rv-meta", " " + duration(phase.seconds)));
-      return item;
-    }));
+    timeline.draw(progress, !!ACTIVE[job.status]);
     text("rv-train-command", job.command_line || "");
   }
 
+  // The recovery state: the checkpoint a resume starts from, one line per checkpoint kept (the
+  // model file, with its JSON sidecar when it has one), a forced stop, a failure.
   function renderRecovery(recovery) {
     var parts = [], resume = recovery.resume, box = byId("rv-train-recovery");
-    if (resume) parts.push("Latest checkpoint: " + (resume.checkpoint || "?") +
-      (finite(resume.timesteps) ? " at " + resume.timesteps + " timesteps" : ""));
+    if (resume) parts.push(html("p", "", "Latest checkpoint: " + (resume.checkpoint || "?") +
+      (finite(resume.timesteps) ? " at " + count(resume.timesteps) + " timesteps" : "")));
     var checkpoints = recovery.checkpoints || [];
-    if (checkpoints.length) parts.push(checkpoints.length + " checkpoint(s): " +
-      checkpoints.map(function (c) { return c.name; }).join(", "));
+    if (checkpoints.length) {
+      parts.push(html("p", "", count(checkpoints.length) + " checkpoint" +
+        (checkpoints.length === 1 ? "" : "s") + " kept:"));
+      var list = html("ul", "rv-train-checkpoints");
+      checkpoints.forEach(function (c) {
+        var item = list.appendChild(html("li", "", c.name));
+        item.setAttribute("data-kind", c.kind || "");
+        var about = [c.kind, finite(c.timesteps) ? count(c.timesteps) + " timesteps" : "",
+          c.sidecar ? "sidecar " + c.sidecar : ""].filter(Boolean).join(" · ");
+        if (about) item.appendChild(html("span", "rv-meta", " " + about));
+      });
+      parts.push(list);
+    }
     var forced = recovery.forced_stop, failure = recovery.failure;
-    if (forced) parts.push("Killed: " + (forced.reason || "no exit within the grace period") +
-      (forced.recovery && forced.recovery.checkpoint ? "; recover from " + forced.recovery.checkpoint : ""));
-    if (failure) parts.push("Failed" + (finite(failure.step) ? " at step " + failure.step : "") +
+    if (forced) parts.push(html("p", "", "Killed: " + (forced.reason || "no exit within the grace period") +
+      (forced.recovery && forced.recovery.checkpoint ? "; recover from " + forced.recovery.checkpoint : "")));
+    if (failure) parts.push(html("p", "", "Failed" + (finite(failure.step) ? " at step " + count(failure.step) : "") +
       ": " + ([failure.error, failure.message].filter(Boolean).join(": ") || "see the log") +
-      (failure.recovery_checkpoint ? "; saved " + failure.recovery_checkpoint : ""));
-    box.replaceChildren.apply(box, parts.map(function (p) { return html("p", "", p); }));
+      (failure.recovery_checkpoint ? "; saved " + failure.recovery_checkpoint : "")));
+    box.replaceChildren.apply(box, parts);
     box.hidden = !parts.length;
+  }
+
+  // While a job runs (or a preview shows one), the form folds to one line of the values in
+  // force; the toggle shows the full (locked) form.
+  function renderValues(job, folded) {
+    var box = byId("rv-train-values"), toggle = byId("rv-train-form-toggle");
+    box.hidden = !folded;
+    if (folded) {
+      var line = byId("rv-train-values-text"), values = form.describe(job.values);
+      line.replaceChildren.apply(line, values.length ? values : ["the defaults"]);
+    }
+    var open = !folded || state.formOpen;
+    byId("rv-train-form-box").hidden = !open;
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    toggle.textContent = state.formOpen ? "Hide the full form" : "Show the full form";
   }
 
   // -- buttons ---------------------------------------------------------------------------
@@ -262,6 +352,13 @@
       start(false);
     });
     byId("rv-train-defaults").addEventListener("click", function () { form.reset(); });
+    byId("rv-train-form-toggle").addEventListener("click", function () {
+      state.formOpen = !state.formOpen;
+      if (state.snap) {
+        var job = state.snap.job || {};
+        renderValues(job, !!ACTIVE[job.status] || !!state.preview);
+      }
+    });
   }
 
   function loadSchema() {
@@ -282,10 +379,22 @@
     if (!main || !main.dataset.stateUrl) return;
     var ms = parseInt(main.dataset.pollMs, 10);
     if (ms >= 1) pollMs = ms;
+    // The shared partial puts the metric cards between the reading and the curve; here the
+    // curve comes right after the reading (what one watches while a run goes), then the cards.
+    var curve = byId("rv-trend-chart").closest("section"), cards = byId("rv-cards");
+    if (curve && cards && cards.nextElementSibling === curve) curve.after(cards);
     form = T.form(byId("rv-train-form"), byId("rv-train-presets"));
     log = T.log({ list: byId("rv-log"), filter: byId("rv-log-filter"), errors: byId("rv-log-errors"),
       progress: byId("rv-log-progress"), follow: byId("rv-log-follow"), count: byId("rv-log-count") });
     metrics = T.metrics();
+    kept = T.points();
+    timeline = T.phases({ box: byId("rv-train-timeline-box"), svg: byId("rv-train-timeline"),
+      legend: byId("rv-train-phase-legend"), note: byId("rv-train-phase-note"),
+      details: byId("rv-train-phase-details"), list: byId("rv-train-phases") });
+    episodes = T.episodes({ table: byId("rv-episodes"), count: byId("rv-episodes-count"),
+      range: byId("rv-episodes-range"), newest: byId("rv-episodes-newest"),
+      newer: byId("rv-episodes-newer"),
+      older: byId("rv-episodes-older") }, poll);
     setup();
     document.addEventListener("visibilitychange", function () {
       if (!document.hidden && state.asleep) { state.asleep = false; poll(); }
