@@ -22,9 +22,6 @@ from .snapshot import FINAL, backend_part
 
 RECORD = "job.json"
 CONTROL = "control.json"
-# How a job ended, as the page and the JSON say it: ran to its end, ended after the user's stop,
-# killed after the grace period (or from outside), or failed (a non-zero exit, a failure record).
-OUTCOMES = ("finished", "stopped", "forced", "failed")
 PAUSE_NOTE_AFTER = 10.0  # seconds of "pausing" without the script's ack before the page says so
 
 
@@ -59,10 +56,6 @@ class Job:
 
     # -- starting and attaching
 
-    @property
-    def phases(self) -> list[dict[str, Any]]:
-        return self.output.phases
-
     @classmethod
     def start(
         cls, spec: Any, run_dir: Path, record: dict[str, Any], output: JobOutput | None = None
@@ -88,7 +81,6 @@ class Job:
             ended_at=None,
             message=None,
         )
-        record.pop("stop_requested_at", None)
         attempts = list(record.get("attempts") or [])
         if record.get("resumed_from"):
             attempts.append(
@@ -170,7 +162,9 @@ class Job:
         return "exited"
 
     def _outcome(self, status: str) -> str:
-        """One of OUTCOMES for an ended job of this final `status`."""
+        """How a job of this final `status` ended, as the page and the JSON say it: "finished"
+        (ran to its end), "stopped" (after the user's stop), "forced" (killed after the grace
+        period) or "failed" (a non-zero exit, a failure record, a signal nobody here sent)."""
         if self.record.get("force_killed"):
             return "forced"
         if status == "failed":
