@@ -33,6 +33,7 @@ class _Index:
     counted_to: int = 0  # the byte after the last complete line counted
     rows: int = 0
     marks: list[int] = field(default_factory=list)  # marks[k]: where row k * ROW_MARK starts
+    page: tuple[int, int, int, list[list[Any]]] | None = None  # the last page read: rows, range
 
 
 _indexes: dict[str, _Index] = {}
@@ -62,12 +63,17 @@ def episodes(
                     return {**empty(), "offset": offset, "limit": limit}
                 first = max(0, index.rows - offset - limit)
                 last = max(0, index.rows - offset)
-                rows = _rows_between(f, index, first, last)
+                if index.page is not None and index.page[:3] == (index.rows, first, last):
+                    rows = index.page[3]  # nothing new since (the poll of an idle page)
+                else:
+                    cells = _rows_between(f, index, first, last)
+                    rows = [[_cell(c) for c in row] for row in cells]
+                    index.page = (index.rows, first, last, rows)
     except OSError:
         return {**empty(), "offset": offset, "limit": limit}
     return {
         "columns": index.columns,
-        "rows": [[_cell(c) for c in row] for row in rows],
+        "rows": rows,
         "total": index.rows,
         "offset": offset,
         "limit": limit,

@@ -14,7 +14,7 @@ from .backends import shown_address
 from .convergence import cards, convergence, metric_keys
 from .episodes import EPISODE_ROWS, episodes
 from .logring import LogRing
-from .progress import Point, Progress, effective
+from .progress import Point, Progress, Running, effective
 from .recovery import recovery, scrub
 
 DEFAULT_LOG_TAIL = 500
@@ -86,23 +86,20 @@ def overlap(pauses: list[Any], began: float, until: float) -> float:
     return total
 
 
-def throughput_of(points: list[Point], pauses: list[Any]) -> tuple[float | None, str | None]:
+def throughput_of(running: Running, pauses: list[Any]) -> tuple[float | None, str | None]:
     """Timesteps per second of the running attempt, and where it came from: "progress" (the
     timesteps between its first and latest point written while watched, over that time less
     its pauses: interpreter start-up and model building are not training), else "fps" (the
     latest fps SB3 printed), else none."""
-    timed = [p for p in points if p.at is not None]
-    if len(timed) >= 2:
-        first, last = timed[0], timed[-1]
-        assert first.at is not None and last.at is not None
-        seconds = last.at - first.at - overlap(pauses, first.at, last.at)
-        done = last.timesteps - first.timesteps
+    last = running.last
+    if running.first_timed is not None and last is not None and last.at is not None:
+        first_ticks, first_at = running.first_timed
+        seconds = last.at - first_at - overlap(pauses, first_at, last.at)
+        done = last.timesteps - first_ticks
         if seconds > 0 and done > 0:
             return done / seconds, "progress"
-    for point in reversed(points):
-        fps = point.metrics.get("fps")
-        if fps is not None and fps > 0:
-            return float(fps), "fps"
+    if running.fps is not None and running.fps > 0:
+        return float(running.fps), "fps"
     return None, None
 
 
@@ -117,17 +114,18 @@ def progress_part(
     """The running attempt's own progress (a resumed run's, not the killed run's maximum); the
     total from its progress JSON, else the spec's total field counted from where it resumed."""
     pauses = pauses or []
-    points, attempts, phases = progress.state()
+    running = progress.running()
+    attempts, phases = running.attempts, running.phases
     current = attempts[-1]
-    own = [p for p in points if p.attempt == current["index"]]
-    ticks = (
-        own[-1].timesteps if own else (current["start_timesteps"] if len(attempts) > 1 else None)
-    )
+    if running.last is not None:
+        ticks: int | None = running.last.timesteps
+    else:
+        ticks = current["start_timesteps"] if len(attempts) > 1 else None
     total = progress.total
     if total is None and spec_total is not None:
         total = spec_total + int(current["start_timesteps"])
     fraction = min(1.0, max(0.0, ticks / total)) if ticks is not None and total else None
-    throughput, source = throughput_of(own, pauses)
+    throughput, source = throughput_of(running, pauses)
     eta = None
     if throughput and total and ticks is not None:
         eta = max(0.0, (total - ticks) / throughput)
@@ -206,7 +204,6 @@ def assemble(
     if job.get("outcome") == "failed":
         reading = failed_reading(reading, job)
     shown, cursor = progress.since(params.get("after_metric"), params.get("metric_limit"))
-    _, attempts, _ = progress.state()
     return {
         "job": job,
         "progress": progress_part(
@@ -216,7 +213,7 @@ def assemble(
             "points": [p.as_json() for p in shown],
             "cursor": cursor,
             "keys": derived["keys"],
-            "attempts": attempts,
+            "attempts": progress.running().attempts,
         },
         "reading": reading,
         "cards": derived["cards"],

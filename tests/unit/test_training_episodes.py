@@ -110,3 +110,20 @@ def test_missing_empty_comment_only_and_unreadable(tmp_path):
     (tmp_path / "monitor.csv").mkdir()  # not a file: no table, no error
     assert episodes(SPEC, tmp_path) == nothing
     assert os.path.isdir(tmp_path / "monitor.csv")
+
+
+def test_an_unchanged_page_is_not_read_again(tmp_path, monkeypatch):
+    reads: list[tuple[int, int]] = []
+    real = module._rows_between
+
+    def counted(f, index, first, last):
+        reads.append((first, last))
+        return real(f, index, first, last)
+
+    monkeypatch.setattr(module, "_rows_between", counted)
+    first = write(tmp_path, monitor(300))
+    assert episodes(SPEC, tmp_path) == first  # the poll of an idle page
+    assert reads == [(100, 300)]
+    with (tmp_path / "monitor.csv").open("a") as f:
+        f.write("1,2,3\n")
+    assert episodes(SPEC, tmp_path)["total"] == 301 and reads[-1] == (101, 301)
