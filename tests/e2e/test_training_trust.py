@@ -33,7 +33,7 @@ def test_paused_only_after_the_ack_and_a_note_when_none_comes(tmp_path, monkeypa
     monkeypatch.setattr(job_module, "PAUSE_NOTE_AFTER", 0.5)
     # a script that never reads the control file and is quiet for seconds at a time (as SB3
     # is between its tables): silence is not a pause
-    manager = manager_of(tmp_path, step_seconds=3.0)
+    manager = manager_of(tmp_path, grace=1.0, step_seconds=3.0)
     job = manager.start({"mode": "ignore", "steps": 5})
     until(lambda: manager.snapshot({})["job"]["status"] == "running", what="running")
     job.pause()
