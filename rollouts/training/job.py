@@ -201,11 +201,12 @@ class Job:
             return bool(ack["request"] == request)
         return float(ack.get("since") or 0) >= float(self._pause_since or 0)
 
-    def note(self) -> str | None:
-        """What the page says beside the status: a pause the script has not acknowledged."""
+    def note(self, status: str) -> str | None:
+        """What the page says beside `status` (this job's, just read): a pause the script has
+        not acknowledged."""
         with self._lock:
             since = self._pause_since
-        if since is None or self.status() != "pausing":
+        if since is None or status != "pausing":
             return None
         waited = time.time() - since
         if waited < PAUSE_NOTE_AFTER:

@@ -138,8 +138,9 @@ class Manager:
             return assemble(self.spec, idle, Progress(), LogRing(), None, params)
         board = self._tensorboard_of(job)
         board.feed(job.progress, final=not job.running)
-        part = job_part(job.record, job.status(), job.wall_seconds(), self.backend())
-        part["note"] = job.note()
+        status = job.status()  # (reads the ack file once a poll)
+        part = job_part(job.record, status, job.wall_seconds(), self.backend())
+        part["note"] = job.note(status)
         return assemble(
             self.spec,
             part,

@@ -326,11 +326,6 @@ class Progress:
                 [dict(a) for a in self.attempts], last, self._first_timed, fps, [*self.phases]
             )
 
-    def state(self) -> tuple[list[Point], list[dict[str, Any]], list[dict[str, Any]]]:
-        """(the points, the attempts, the phases), read together."""
-        with self._lock:
-            return list(self.points), [dict(a) for a in self.attempts], [*self.phases]
-
 
 def _float(text: str) -> float | None:
     try:

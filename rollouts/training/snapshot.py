@@ -105,16 +105,17 @@ def throughput_of(running: Running, pauses: list[Any]) -> tuple[float | None, st
 
 def progress_part(
     progress: Progress,
-    wall: float | None,
     end: float | None,
     pauses: list[Any] | None = None,
     spec_total: int | None = None,
     started_at: float | None = None,
+    running: Running | None = None,
 ) -> dict[str, Any]:
     """The running attempt's own progress (a resumed run's, not the killed run's maximum); the
-    total from its progress JSON, else the spec's total field counted from where it resumed."""
+    total from its progress JSON, else the spec's total field counted from where it resumed.
+    `running`: `progress.running()` when the caller already read it."""
     pauses = pauses or []
-    running = progress.running()
+    running = running or progress.running()
     attempts, phases = running.attempts, running.phases
     current = attempts[-1]
     if running.last is not None:
@@ -204,16 +205,17 @@ def assemble(
     if job.get("outcome") == "failed":
         reading = failed_reading(reading, job)
     shown, cursor = progress.since(params.get("after_metric"), params.get("metric_limit"))
+    running = progress.running()
     return {
         "job": job,
         "progress": progress_part(
-            progress, job["wall_seconds"], end, pauses, spec_total, job.get("started_at")
+            progress, end, pauses, spec_total, job.get("started_at"), running
         ),
         "metrics": {
             "points": [p.as_json() for p in shown],
             "cursor": cursor,
             "keys": derived["keys"],
-            "attempts": progress.running().attempts,
+            "attempts": running.attempts,
         },
         "reading": reading,
         "cards": derived["cards"],

@@ -100,33 +100,33 @@ def test_fraction_throughput_and_eta_count_only_the_running_attempt_from_its_fir
     # the interpreter starts and the model loads: 10 s before the first progress line
     timed(progress, 400, 100.0, total_timesteps=1000, ep_rew_mean=1.0)
     timed(progress, 600, 120.0, ep_rew_mean=2.0)
-    part = progress_part(progress, wall=30.0, end=120.0)
+    part = progress_part(progress, end=120.0)
     # the resumed run's own progress, not the killed run's maximum
     assert (part["timesteps"], part["total"], part["fraction"]) == (600, 1000, 0.6)
     # 200 timesteps between its first and latest point, 20 s apart: 10 per s (not 200 / 30)
     assert part["throughput"] == 10.0 and part["throughput_source"] == "progress"
     assert part["eta_seconds"] == 40.0 and part["attempt"] == 1
-    paused = progress_part(progress, wall=30.0, end=120.0, pauses=[[105.0, 115.0]])
+    paused = progress_part(progress, end=120.0, pauses=[[105.0, 115.0]])
     assert paused["throughput"] == 20.0  # 200 timesteps in 10 s of training
-    assert progress_part(Progress(), None, None)["fraction"] is None
+    assert progress_part(Progress(), None)["fraction"] is None
 
 
 def test_the_total_comes_from_the_spec_field_counted_from_the_resume_point():
     progress = Progress()
     timed(progress, 2048, 10.0, ep_rew_mean=1.0)
-    assert progress_part(progress, None, None, spec_total=8192)["fraction"] == 0.25
+    assert progress_part(progress, None, spec_total=8192)["fraction"] == 0.25
     progress.begin_attempt(2048, "checkpoints/ppo_2048.zip")
     timed(progress, 4096, 20.0, ep_rew_mean=1.0)
-    part = progress_part(progress, None, None, spec_total=8192)
+    part = progress_part(progress, None, spec_total=8192)
     assert (part["total"], part["fraction"]) == (10240, 0.4)
     timed(progress, 6144, 30.0, total_timesteps=7000)  # the script's own word wins
-    assert progress_part(progress, None, None, spec_total=8192)["total"] == 7000
+    assert progress_part(progress, None, spec_total=8192)["total"] == 7000
 
 
 def test_fps_is_the_throughput_when_no_two_points_were_timed():
     progress = Progress()
     progress.feed(json.dumps({"event": "progress", "timesteps": 64, "fps": 700}))
-    part = progress_part(progress, None, None)
+    part = progress_part(progress, None)
     assert (part["throughput"], part["throughput_source"]) == (700.0, "fps")
 
 
@@ -137,7 +137,7 @@ def test_the_phase_timeline_leaves_pauses_out_and_ends_a_killed_attempt_unknown(
     timed(progress, 64, 110.0, phase="collect")
     progress.begin_attempt(0, "checkpoints/ppo_baseline.zip")
     timed(progress, 0, 200.0, phase="collect")
-    part = progress_part(progress, None, end=212.0, pauses=[[104.0, 106.0], [205.0, 209.0]])
+    part = progress_part(progress, end=212.0, pauses=[[104.0, 106.0], [205.0, 209.0]])
     assert [(p["name"], p["kind"], p["attempt"]) for p in part["phases"]] == [
         ("collect", "collect", 0),
         ("update", "update", 0),

@@ -38,7 +38,7 @@ def fed(text: str) -> tuple[Progress, list[str]]:
         before = progress.seq
         progress.feed(line, float(n))
         if progress.seq != before:
-            points, attempts, _ = progress.state()
+            points, attempts = progress.snapshot(), progress.running().attempts
             readings.append(convergence(effective(points, attempts), "ep_rew_mean")["reading"])
     progress.finish()
     return progress, readings
@@ -70,10 +70,10 @@ def test_plain_tables_give_percent_eta_and_a_phase_per_iteration_with_the_spec_s
         half.feed(line, float(n))
         if half.snapshot() and half.snapshot()[-1].timesteps >= total // 2:
             break
-    part = progress_part(half, wall=None, end=None, spec_total=total)
+    part = progress_part(half, end=None, spec_total=total)
     assert part["total"] == total and part["fraction"] == pytest.approx(0.5, abs=0.05)
     assert part["throughput"] > 0 and part["eta_seconds"] > 0
-    whole = progress_part(progress, wall=None, end=None, spec_total=total)
+    whole = progress_part(progress, end=None, spec_total=total)
     assert whole["fraction"] == ticks[-1] / total == 1.0
     names = [p["name"] for p in whole["phases"]]
     assert names == [f"iteration {n}" for n in range(1, len(ticks) + 1)]
@@ -150,13 +150,13 @@ def test_a_resumed_run_is_a_second_attempt_with_its_own_first_tables(tmp_path, e
     text = (FIXTURES / "resumed.log").read_bytes()
     second_ticks = [int(t) for t in TICK.findall(text[meta["attempt_offsets"][1] :].decode())]
     output = read_resumed(tmp_path, explicit)
-    points, attempts, _ = output.progress.state()
+    points, attempts = output.progress.snapshot(), output.progress.running().attempts
     # explicit: the checkpoint's timesteps; found by the ticks going back: the first new tick
     assert [a["start_timesteps"] for a in attempts] == [0, start if explicit else second_ticks[0]]
     assert [p.timesteps for p in points if p.attempt == 1] == second_ticks
     first_max = max(p.timesteps for p in points if p.attempt == 0)
     assert second_ticks[0] < first_max <= killed_at  # the killed run's curve is kept
-    part = progress_part(output.progress, wall=None, end=None)
+    part = progress_part(output.progress, end=None)
     assert part["timesteps"] == second_ticks[-1] and part["attempt"] == 1
     history = effective(points, attempts)  # the model's own: the killed run up to the resume
     assert [p.timesteps for p in history] == sorted({p.timesteps for p in history})
