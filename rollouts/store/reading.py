@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -252,7 +253,7 @@ def update_rules(
     )
     notes = result.setdefault("notes", [])
     recent = [v for v in ev_recent if math.isfinite(v)][-EV_WINDOW:]
-    median = _median(recent) if recent else None
+    median = statistics.median(recent) if recent else None
     judged = result["reading"] not in ("waiting", "warming up")
     if kl is not None:
         result["numbers"]["approx_kl"] = kl
@@ -278,14 +279,6 @@ def update_rules(
             f" {EV_MIN:g}: the value function does not predict the returns yet"
         )
     return result
-
-
-def _median(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    if len(ordered) % 2:
-        return ordered[middle]
-    return (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def series(points: Sequence[StepMetrics], key: str) -> list[float]:

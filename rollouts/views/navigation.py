@@ -28,26 +28,25 @@ def index(request: HttpRequest) -> HttpResponse:
     """The latest step of the first bucket that has steps."""
     if current_run(request) is None and conf.DATA_DIR is None and conf.DATA_DIRS:
         return run_picker(request)  # several runs and no default one: pick a run
-    if conf.TRAIN_FOLLOW and conf.TRAIN_SPEC is not None and not _has_steps(request):
-        # `manage.py train` of a trainer that writes no rollouts (yet): its page is the start
-        return HttpResponseRedirect(reverse("rollouts:training"))
-    catalog = get_catalog(request)
-    for bucket in catalog.buckets():
+    # `manage.py train` of a trainer that writes no rollouts (yet): its page is the start
+    training = conf.TRAIN_FOLLOW and conf.TRAIN_SPEC is not None
+    try:
+        catalog = get_catalog(request)
+        buckets = catalog.buckets()
+    except StoreError:
+        if training:
+            return HttpResponseRedirect(reverse("rollouts:training"))
+        raise
+    for bucket in buckets:
         steps = catalog.steps(bucket)
         if steps:
             return HttpResponseRedirect(step_url(request, bucket, steps[-1].name))
-    bucket = catalog.buckets()[0]
+    if training:
+        return HttpResponseRedirect(reverse("rollouts:training"))
+    bucket = buckets[0]
     context = header_context(request, catalog, bucket, None)
     context["error"] = f"No step files yet in {catalog.name!r} (looking for <step>.jsonl)."
     return render_sample_page(request, context, HTTPStatus.OK)
-
-
-def _has_steps(request: HttpRequest) -> bool:
-    try:
-        catalog = get_catalog(request)
-        return any(catalog.steps(bucket) for bucket in catalog.buckets())
-    except StoreError:
-        return False
 
 
 @page
