@@ -29,8 +29,7 @@ MAX_ROW_BYTES = 80 * 1024  # a longer line is not an episode: a page stops readi
 class _Index:
     inode: tuple[int, int]
     columns: list[str]
-    data_start: int  # the byte after the header line
-    counted_to: int = 0  # the byte after the last complete line counted
+    counted_to: int  # the byte after the last complete line counted (the header's, at first)
     rows: int = 0
     marks: list[int] = field(default_factory=list)  # marks[k]: where row k * ROW_MARK starts
     page: tuple[int, int, int, list[list[Any]]] | None = None  # the last page read: rows, range
@@ -40,8 +39,8 @@ _indexes: dict[str, _Index] = {}
 _lock = threading.Lock()
 
 
-def empty() -> dict[str, Any]:
-    return {"columns": [], "rows": [], "total": 0, "offset": 0, "limit": EPISODE_ROWS}
+def empty(offset: int = 0, limit: int = EPISODE_ROWS) -> dict[str, Any]:
+    return {"columns": [], "rows": [], "total": 0, "offset": offset, "limit": limit}
 
 
 def episodes(
@@ -52,7 +51,7 @@ def episodes(
     limit = max(1, min(int(limit), MAX_ROWS))
     offset = max(0, int(offset))
     if run_dir is None or not spec.episodes:
-        return {**empty(), "offset": offset, "limit": limit}
+        return empty(offset, limit)
     path = run_dir / spec.episodes
     try:
         with open(path, "rb") as f:
@@ -60,7 +59,7 @@ def episodes(
             with _lock:  # one counter of a file at a time; the reads are short
                 index = _index_of(str(path), f, st)
                 if index is None:
-                    return {**empty(), "offset": offset, "limit": limit}
+                    return empty(offset, limit)
                 first = max(0, index.rows - offset - limit)
                 last = max(0, index.rows - offset)
                 if index.page is not None and index.page[:3] == (index.rows, first, last):
@@ -70,7 +69,7 @@ def episodes(
                     rows = [[_cell(c) for c in row] for row in cells]
                     index.page = (index.rows, first, last, rows)
     except OSError:
-        return {**empty(), "offset": offset, "limit": limit}
+        return empty(offset, limit)
     return {
         "columns": index.columns,
         "rows": rows,
@@ -103,7 +102,7 @@ def _new_index(f: BinaryIO, inode: tuple[int, int]) -> _Index | None:
         text = line.decode("utf-8", "replace").strip()
         if text and not text.startswith("#"):
             columns = next(csv.reader([text]))
-            return _Index(inode, columns, at, counted_to=at)
+            return _Index(inode, columns, counted_to=at)
     return None
 
 
