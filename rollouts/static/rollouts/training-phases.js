@@ -21,14 +21,8 @@
   var finite = window.rv.finite;
   var T = window.rvTraining = window.rvTraining || {}; // duration: training-metrics.js
 
-  // An older server sends no kind: the usual names say it.
-  function kindOf(phase) {
-    if (KINDS.indexOf(phase.kind) >= 0) return phase.kind;
-    var name = String(phase.name || "").toLowerCase();
-    if (/rollout|collect|sampl|generat/.test(name)) return "collect";
-    if (/update|train|optim|learn/.test(name)) return "update";
-    return "other";
-  }
+  // The server names each phase's kind (progress.py's phase_kind).
+  function kindOf(phase) { return KINDS.indexOf(phase.kind) >= 0 ? phase.kind : "other"; }
   function timed(phase) { return finite(phase.started_at) && finite(phase.seconds); }
   function paused(phase) { return finite(phase.paused_seconds) ? phase.paused_seconds : 0; }
 

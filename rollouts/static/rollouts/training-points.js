@@ -3,8 +3,7 @@
 // kept beside the earlier attempt's, never over them, so the killed run's curve stays where it
 // ended and the resumed run's starts where it resumed. A point is known by (attempt,
 // timesteps): one sent again (a JSON line and an SB3 table at the same tick, merged by the
-// server) replaces the kept one. Points without `attempt` (an older server) keep the old rule:
-// a point at or before the last kept one replaces those from there on.
+// server) replaces the kept one.
 //
 //   var kept = rvTraining.points();
 //   kept.add(points); kept.setAttempts(list); kept.clear();
@@ -22,15 +21,10 @@
 
   function create() {
     var kept = []; // in (attempt, timesteps) order
-    var listed = []; // the server's `metrics.attempts`, when it sends them
+    var listed = []; // the server's `metrics.attempts`
 
     function addOne(p) {
       if (!p || !finite(p.timesteps)) return;
-      if (!finite(p.attempt)) { // an older server: one attempt, a redone tick replaces
-        while (kept.length && kept[kept.length - 1].timesteps >= p.timesteps) kept.pop();
-        kept.push(p);
-        return;
-      }
       var i = kept.length;
       while (i > 0 && compare(kept[i - 1], p) > 0) i -= 1;
       if (i > 0 && compare(kept[i - 1], p) === 0) kept[i - 1] = p; // more metrics, same tick
@@ -46,20 +40,7 @@
       if (Array.isArray(list)) listed = list.filter(function (a) { return a && finite(a.index); });
     }
 
-    // The attempts: the server's list, else one per attempt number the points carry.
-    function attempts() {
-      if (listed.length) return listed;
-      var seen = {};
-      return kept.filter(function (p) {
-        var a = attemptOf(p);
-        if (seen[a]) return false;
-        seen[a] = true;
-        return true;
-      }).map(function (p) {
-        return { index: attemptOf(p), started_at: null, start_timesteps: p.timesteps,
-          resumed_from: null };
-      });
-    }
+    function attempts() { return listed; } // the server's `metrics.attempts`
 
     // The x positions (every tick any attempt has, in order) and, per attempt with points,
     // its point at each x (or undefined): the chart draws one line per attempt.

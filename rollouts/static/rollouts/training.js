@@ -123,10 +123,9 @@
       if (other && state.snap) episodes.reset(); // another job's table starts on its newest page
       state.identity = identity;
     }
-    var resumed = state.process !== null && process !== state.process;
     state.process = process;
     state.snap = snap;
-    markAttempts(m.attempts, resumed);
+    markAttempts(m.attempts);
     kept.setAttempts(m.attempts);
     kept.add(m.points);
     state.metricCursor = finite(m.cursor) ? m.cursor : null;
@@ -137,13 +136,9 @@
   }
 
   // A marker in the log where each new attempt begins (once per attempt, while the page is
-  // open: a page opened later reads the lines whole and has no place to put one). A server
-  // that lists no attempts: a marker when the process changed.
-  function markAttempts(attempts, resumed) {
-    if (!Array.isArray(attempts)) {
-      if (resumed) log.mark("— the job resumed: a new process —");
-      return;
-    }
+  // open: a page opened later reads the lines whole and has no place to put one).
+  function markAttempts(attempts) {
+    attempts = attempts || [];
     if (state.attempts !== null) {
       attempts.slice(state.attempts).forEach(function (a) {
         if (!a || !(a.index > 0)) return;
@@ -155,13 +150,9 @@
     state.attempts = attempts.length;
   }
 
-  // How an ended job ended: `job.outcome`; from an older server, what its status tells.
+  // How an ended job ended (`job.outcome`); null while it is active.
   function outcomeOf(job) {
-    if (ACTIVE[job.status]) return null;
-    if (typeof job.outcome === "string" && job.outcome) return job.outcome;
-    if (job.outcome === null) return null; // a server that says so: not ended
-    if (job.status === "failed") return "failed";
-    return job.force_killed ? "forced" : null;
+    return ACTIVE[job.status] ? null : job.outcome || null;
   }
 
   function render(snap) {
