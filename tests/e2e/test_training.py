@@ -19,7 +19,7 @@ import pytest
 from rollouts.training.manager import Manager
 from rollouts.training.specfile import load_spec
 from tests.support.servers import REPO_ROOT, get_json, process_group_members, run_visualize
-from tests.support.training import until, write_fake_spec
+from tests.support.training import post_train, until, write_fake_spec
 
 pytestmark = pytest.mark.e2e
 
@@ -163,15 +163,6 @@ def test_ctrl_c_stops_the_training_process_before_the_server(tmp_path):
     assert process_group_members(pid) == []
 
 
-def api_post(server: Any, name: str, body: dict[str, Any]) -> tuple[int, Any]:
-    return get_json(
-        server.url(f"/api/train/{name}"),
-        method="POST",
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-
-
 def test_the_demo_trainer_end_to_end_through_manage_py_train(tmp_path):
     spec = tmp_path / "demo-train.toml"
     spec.write_text((REPO_ROOT / "examples" / "demo-train.toml").read_text())
@@ -182,32 +173,32 @@ def test_the_demo_trainer_end_to_end_through_manage_py_train(tmp_path):
             return get_json(s.url("/api/train/state?log_tail=50"))[1]
 
         values = {"steps": 60, "step_seconds": 0.1, "table_every": 2}
-        status, started = api_post(s, "start", {"values": values})
+        status, started = post_train(s, "start", {"values": values})
         assert status == 200, started
-        assert api_post(s, "start", {})[0] == 409
+        assert post_train(s, "start", {})[0] == 409
         until(lambda: len(state()["metrics"]["points"]) >= 3, what="points")
-        assert api_post(s, "pause", {})[0] == 200
+        assert post_train(s, "pause", {})[0] == 200
         until(lambda: state()["job"]["status"] == "paused", what="paused")
-        assert api_post(s, "start", {})[0] == 409  # a paused job counts as running
-        assert api_post(s, "resume", {})[0] == 200
+        assert post_train(s, "start", {})[0] == 409  # a paused job counts as running
+        assert post_train(s, "resume", {})[0] == 200
         snapshot = state()
         assert snapshot["job"]["status"] == "running"
         assert snapshot["links"]["samples"] and snapshot["cards"]
         # the viewer shows the job's own rollout_result
         until(lambda: get_json(s.url("/api/jsonl/train/steps"))[0] == 200, what="train steps")
-        assert api_post(s, "stop", {})[0] == 200
+        assert post_train(s, "stop", {})[0] == 200
         until(lambda: state()["job"]["status"] == "exited", what="a graceful stop")
         final = state()
         assert final["job"]["exit_code"] == 0 and final["job"]["force_killed"] is False
         assert final["recovery"]["resume"] is not None and final["recovery"]["checkpoints"]
         # a crash, then "resume from the latest checkpoint" continues the timesteps
         crash = {"steps": 12, "step_seconds": 0.05, "inject_failure": True, "fail_at_step": 6}
-        assert api_post(s, "start", {"values": crash})[0] == 200
+        assert post_train(s, "start", {"values": crash})[0] == 200
         until(lambda: state()["job"]["status"] == "failed", what="the crash")
         crashed = state()
         assert crashed["recovery"]["failure"] is not None
         before = [p["timesteps"] for p in crashed["metrics"]["points"]]
-        status, resumed = api_post(
+        status, resumed = post_train(
             s, "start", {"values": {"inject_failure": False}, "resume_latest": True}
         )
         assert status == 200, resumed
@@ -232,7 +223,7 @@ def test_train_behind_a_base_path(tmp_path):
 def test_ctrl_c_kills_a_child_ignoring_the_control_file_after_the_grace_period(tmp_path):
     spec = write_spec(tmp_path, grace=1.0)
     with run_visualize(spec, "--no-browser", launcher=(sys.executable, "manage.py", "train")) as s:
-        status, started = api_post(s, "start", {"values": {"mode": "ignore"}})
+        status, started = post_train(s, "start", {"values": {"mode": "ignore"}})
         assert status == 200, started
         pid, job_id = started["job"]["pid"], started["job"]["id"]
         until(lambda: get_json(s.url("/api/train/state"))[1]["metrics"]["points"], what="points")

@@ -19,7 +19,7 @@ from rollouts.training.manager import Manager
 from rollouts.training.specfile import load_spec
 from tests.sb3.conftest import TINY, write_sb3_spec
 from tests.support.servers import get_json, process_group_members, run_visualize
-from tests.support.training import stopped_after, until
+from tests.support.training import post_train, stopped_after, until
 
 pytestmark = [pytest.mark.sb3, pytest.mark.e2e]
 
@@ -146,12 +146,7 @@ def test_a_script_ignoring_the_control_file_is_killed_and_leaves_a_checkpoint(tm
 def api(server: Any, name: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
     if body is None:
         return get_json(server.url(f"/api/train/{name}?log_tail=4000"))
-    return get_json(
-        server.url(f"/api/train/{name}"),
-        method="POST",
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
+    return post_train(server, name, body)
 
 
 def test_through_manage_py_train_then_a_restarted_viewer_resumes_from_the_checkpoint(tmp_path):

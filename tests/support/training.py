@@ -4,12 +4,13 @@ and crash) and waiting for a condition, bounded in time."""
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tests.support.servers import REPO_ROOT
+from tests.support.servers import REPO_ROOT, get_json
 
 FAKE = REPO_ROOT / "tests" / "support" / "fake_trainer.py"
 FAKE_SPEC = """
@@ -73,3 +74,13 @@ def stopped_after(job: Any, timeout: float = 60.0) -> Iterator[Any]:
         if job.running:
             job.stop()
             job.wait(timeout)
+
+
+def post_train(server: Any, name: str, body: dict[str, Any]) -> tuple[int, Any]:
+    """POST `body` as JSON to the server's `api/train/<name>`: (status, answer)."""
+    return get_json(
+        server.url(f"/api/train/{name}"),
+        method="POST",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+    )
