@@ -6,7 +6,7 @@ standalone process (its config, pid file, logs and temp files all under `workdir
 free loopback port in its own process group, and always stops both again: SIGQUIT/SIGTERM
 first, SIGKILL for the whole group if that is not enough. Output goes to files, never pipes.
 
-`LOCATIONS` holds the two nginx `location` blocks the README documents, exactly as tested.
+`LOCATIONS` holds the two nginx `location` blocks docs/deployment.md documents, as written.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.support.recipes import recipe
 from tests.support.servers import LOOPBACK, REPO_ROOT, child_env, free_port, process_group_members
 
 PREFIX = "/absproxy/8080"  # the proxy's path, whatever port nginx really listens on
@@ -35,21 +36,15 @@ GUNICORN_CONFIG = "python:relax_site.gunicorn_conf"  # importable: no checkout n
 START_TIMEOUT = 30.0  # seconds until a server must answer
 STOP_TIMEOUT = 10.0  # seconds between the polite signal and SIGKILL
 
-# The README's nginx snippets; `{port}` is gunicorn's. `Host $http_host` (not `$host`, which
-# drops the port) lets Django see the host the browser used: ALLOWED_HOSTS checks it, and the
-# same-origin check of POST api/cache/clear compares it with the browser's Origin.
-_FORWARDED_HEADERS = """
-    proxy_set_header Host $http_host;
-    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-    proxy_set_header X-Forwarded-Proto $scheme;
-}"""
+# The nginx snippets of docs/deployment.md, as written there (port 8080 becomes `{port}`,
+# gunicorn's). `Host $http_host` (not `$host`, which drops the port) lets Django see the host
+# the browser used: ALLOWED_HOSTS checks it, and the same-origin check of POST api/cache/clear
+# compares it with the browser's Origin.
 LOCATIONS = {
     # A URI after the address replaces the matched prefix: gunicorn sees /api/...
-    "prefix-stripped": "location /absproxy/8080/ {\n    proxy_pass http://127.0.0.1:{port}/;"
-    + _FORWARDED_HEADERS,
+    "prefix-stripped": recipe("nginx-strip").replace("127.0.0.1:8080", "127.0.0.1:{port}"),
     # No URI after the address: gunicorn sees the full /absproxy/8080/api/...
-    "prefix-forwarded": "location /absproxy/8080/ {\n    proxy_pass http://127.0.0.1:{port};"
-    + _FORWARDED_HEADERS,
+    "prefix-forwarded": recipe("nginx-full").replace("127.0.0.1:8080", "127.0.0.1:{port}"),
 }
 
 # Everything nginx writes stays in the directory given to it with `-p`, so it needs neither

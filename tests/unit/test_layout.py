@@ -1,6 +1,7 @@
 """The layout is the architecture: the store and the presentation never import Django, imports
 point one way (views -> presentation -> store), no module imports itself back through another,
-modules stay small, and the README's layout table lists exactly the modules there are."""
+modules stay small, and the layout table of docs/architecture.md lists exactly the modules
+there are."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from tests.support.servers import REPO_ROOT
 PACKAGE = REPO_ROOT / "rollouts"
 STATIC = PACKAGE / "static" / "rollouts"
 MAX_LINES = 300  # STYLE.md: small modules, one idea each
-# Modules allowed to be longer, each with the reason the README's layout table gives too.
+# Modules allowed to be longer, each with the reason the layout table gives too.
 LONGER = {
     "rollouts/tui/app.py": "the wiring of the one screen's keys, widgets and worker threads",
     "rollouts/training/job.py": "one job's life in one place: start, attach, status, pause, stop, "
@@ -32,21 +33,23 @@ LONGER = {
 
 # Who may import whom, by layer. A layer not named may not be imported.
 LAYERS = {
-    "store": {"store"},
-    "presentation": {"presentation", "store"},
-    "tui": {"tui", "presentation", "store"},
-    "demo": {"demo"},
+    "install": {"install"},  # how to install an extra: every layer may say it
+    "store": {"store", "install"},
+    "presentation": {"presentation", "store", "install"},
+    "tui": {"tui", "presentation", "store", "install"},
+    "demo": {"demo", "install"},
     "control": {"control"},
     "integrations": {"integrations", "control"},
-    "training": {"training", "control", "store"},
+    "training": {"training", "control", "store", "install"},
     "demo_trainer": {"demo_trainer", "demo", "control"},
-    "glue": {"glue", "presentation", "store", "training"},
-    "views": {"views", "glue", "presentation", "store", "training"},
+    "glue": {"glue", "presentation", "store", "training", "install"},
+    "views": {"views", "glue", "presentation", "store", "training", "install"},
     "urls": {"views", "glue"},
-    "commands": {"commands", "glue", "store", "tui", "training"},
+    "commands": {"commands", "glue", "store", "tui", "training", "install"},
 }
 WITHOUT_DJANGO = {
     "store", "presentation", "tui", "demo", "control", "training", "demo_trainer", "integrations",
+    "install",
 }  # fmt: skip
 
 
@@ -63,6 +66,7 @@ def layer_of(module: str) -> str:
         "urls",
         "training",
         "integrations",
+        "install",
     )
     if len(parts) > 1 and parts[1] in layers:
         return parts[1]
@@ -186,9 +190,9 @@ def test_modules_stay_small(path):
 
 
 def layout_rows() -> dict[str, str]:
-    """The README's layout table: path -> the rest of its row."""
-    readme = (REPO_ROOT / "README.md").read_text()
-    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    """The layout table of docs/architecture.md: path -> the rest of its row."""
+    page = (REPO_ROOT / "docs" / "architecture.md").read_text()
+    section = page.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():
         match = re.match(r"^\| `([^`]+)` \|(.*)\|$", line)
@@ -197,11 +201,11 @@ def layout_rows() -> dict[str, str]:
     return rows
 
 
-def test_the_readme_layout_table_lists_exactly_the_modules_there_are():
+def test_the_layout_table_lists_exactly_the_modules_there_are():
     rows = layout_rows()
     files = {str(p.relative_to(REPO_ROOT)) for p in source_files() if holds_code(p)}
     listed = {row for row in rows if not row.endswith("/")}
-    assert sorted(files - listed) == [], "modules missing from the README's layout table"
-    assert sorted(listed - files) == [], "the README's layout table lists modules that are gone"
+    assert sorted(files - listed) == [], "modules missing from the layout table"
+    assert sorted(listed - files) == [], "the layout table lists modules that are gone"
     for name, reason in LONGER.items():
-        assert reason in rows[name], f"the README gives no reason why {name} is long"
+        assert reason in rows[name], f"the layout table gives no reason why {name} is long"
