@@ -29,6 +29,9 @@ Environment variables and Django settings are in [Settings and environment](sett
 
 
 def cell(text: str) -> str:
+    """Text for a Markdown table cell, shown as written (regexes hold `<`, `\\` and `|`)."""
+    for raw, entity in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("\\", "&#92;")):
+        text = text.replace(raw, entity)
     return " ".join(text.split()).replace("|", "\\|")
 
 

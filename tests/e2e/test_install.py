@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from rollouts.demo import write_demo
 from tests.support.servers import REPO_ROOT, child_env, free_port, request, run_visualize
@@ -37,30 +40,55 @@ def test_console_script_serves_the_viewer_with_the_same_flags(demo_dir: Path) ->
         assert "3 step indexes" in srv.stdout()
 
 
-def test_console_script_help_lists_the_visualize_flags() -> None:
-    result = subprocess.run(
-        [str(CONSOLE_SCRIPT), "--help"],
+def relax_viewer(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CONSOLE_SCRIPT), *args],
         env=child_env(),
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
-    assert result.returncode == 0
+
+
+DJANGO_OPTIONS = ("--pythonpath", "--traceback", "--verbosity", "--settings", "--no-color")
+
+
+def test_console_script_help_names_its_two_commands() -> None:
+    result = relax_viewer("--help")
+    assert result.returncode == 0 and result.stderr == ""
+    assert "  visualize DATA_DIR " in result.stdout and "  train SPEC.toml " in result.stdout
+    assert "relax-viewer DATA_DIR is short for relax-viewer visualize DATA_DIR" in result.stdout
+    bare = relax_viewer()  # a usage error: the same help, where errors go
+    assert bare.returncode == 2 and bare.stdout == "" and bare.stderr == result.stdout
+
+
+def test_console_script_helps_list_only_each_commands_own_flags() -> None:
+    viewer = relax_viewer("visualize", "--help")
+    assert viewer.returncode == 0
+    assert viewer.stdout.startswith("usage: relax-viewer visualize ")
     for flag in ("DATA_DIR", "--port", "--host", "--cache-memory", "--cache-entries",
                  "--base-path", "--tui", "--mask-str"):  # fmt: skip
-        assert flag in result.stdout
+        assert flag in viewer.stdout
+    train = relax_viewer("train", "--help")
+    assert train.returncode == 0
+    assert train.stdout.startswith("usage: relax-viewer train ")
+    assert "--backend" in train.stdout and "SPEC.toml" in train.stdout
+    assert "DATA_DIR" not in train.stdout
+    for shown in (viewer.stdout, train.stdout):
+        assert not [option for option in DJANGO_OPTIONS if option in shown]
+
+
+def test_console_script_train_without_a_spec_is_a_usage_error() -> None:
+    result = relax_viewer("train")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines()[-1] == (
+        "relax-viewer train: error: the following arguments are required: SPEC.toml"
+    )
 
 
 def test_console_script_bad_data_dir_is_a_one_line_error(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [str(CONSOLE_SCRIPT), str(tmp_path / "missing")],
-        env=child_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = relax_viewer(str(tmp_path / "missing"))
     assert result.returncode != 0
     assert result.stderr.strip().splitlines() == [
         f"CommandError: DATA_DIR {tmp_path / 'missing'} does not exist"
@@ -111,13 +139,11 @@ def test_wheel_carries_templates_static_files_the_script_and_its_metadata(wheel:
     assert b"Classifier: Typing :: Typed" in metadata
 
 
-def test_gunicorn_config_is_importable_from_a_venv_outside_the_checkout(
-    wheel: Path, tmp_path: Path, demo_dir: Path
-) -> None:
-    """The README's `gunicorn -c python:relax_site.gunicorn_conf relax_site.wsgi`, run where no
-    checkout is: a fresh venv holding the wheel (its dependencies come from ours, through a
-    .pth line, so nothing is downloaded), started in an empty directory."""
-    venv = tmp_path / "venv"
+@pytest.fixture(scope="module")
+def wheel_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv holding the wheel (its dependencies come from ours, through a .pth line, so
+    nothing is downloaded): what a user without a checkout has."""
+    venv = tmp_path_factory.mktemp("wheel-venv") / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     installed = subprocess.run(
@@ -129,6 +155,16 @@ def test_gunicorn_config_is_importable_from_a_venv_outside_the_checkout(
     (site,) = venv.glob("lib/python3*/site-packages")
     (ours,) = Path(sys.executable).parent.parent.glob("lib/python3*/site-packages")
     (site / "dependencies.pth").write_text(f"{ours}\n")  # appended after the venv's own
+    return venv
+
+
+def test_gunicorn_config_is_importable_from_a_venv_outside_the_checkout(
+    wheel_venv: Path, tmp_path: Path, demo_dir: Path
+) -> None:
+    """The README's `gunicorn -c python:relax_site.gunicorn_conf relax_site.wsgi`, run where no
+    checkout is: the wheel's venv, started in an empty directory."""
+    python = wheel_venv / "bin" / "python"
+    (site,) = wheel_venv.glob("lib/python3*/site-packages")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = child_env({"RELAX_DATA_DIR": str(demo_dir), "PORT": str(free_port())})
@@ -170,3 +206,23 @@ def test_gunicorn_config_is_importable_from_a_venv_outside_the_checkout(
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+def test_installed_from_the_wheel_install_hints_name_the_extras_requirements(
+    wheel_venv: Path, tmp_path: Path
+) -> None:
+    """No checkout to `pip install -e` in, and no index that has the package: the hint is the
+    extra's own requirements, as the wheel's metadata (from pyproject.toml) states them."""
+    env = child_env()
+    env.pop("PYTHONPATH", None)
+    shown = subprocess.run(
+        [str(wheel_venv / "bin" / "python"), "-c",
+         "from rollouts.tui import INSTALL_HINT; print(INSTALL_HINT)"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    with (REPO_ROOT / "pyproject.toml").open("rb") as file:
+        tui = tomllib.load(file)["project"]["optional-dependencies"]["tui"]
+    quoted = re.findall(r'"([^"]+)"', shown.stdout.split(": pip install ", 1)[1])
+    assert [Requirement(r) for r in quoted] == [Requirement(r) for r in tui]
+    assert "checkout" not in shown.stdout and "/" not in shown.stdout

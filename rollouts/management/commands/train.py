@@ -59,6 +59,11 @@ def is_loopback(host: str) -> bool:
 class Command(BaseCommand):
     help = "Host a training run (SPEC.toml) with the viewer: start, watch, pause, stop, resume."
     requires_system_checks: tuple[str, ...] = ()
+    # Not a ClassVar: django-stubs declare it an instance attribute; nothing mutates it.
+    suppressed_base_arguments: set[str] = set(visualize.DJANGO_OPTIONS)  # noqa: RUF012
+
+    def get_version(self) -> str:
+        return visualize.installed_version()
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("spec", metavar="SPEC.toml", help="the job spec")

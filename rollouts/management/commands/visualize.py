@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from rollouts.conf import conf, normalize_base_path
+from rollouts.conf import DEFAULT_MASK_STR, conf, normalize_base_path
 from rollouts.management.reading_options import check_reading_options
 from rollouts.scalars import scalars_state
 from rollouts.store import Catalog, runs_of
@@ -22,6 +22,17 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as the Host header spells them
 ANY_ADDRESS = ("0.0.0.0", "::")  # noqa: S104
 HOST_MIDDLEWARE = "relax_site.hosts.HostCheckMiddleware"
+# Django's options of every command: still accepted, but left out of --help and the usage line,
+# which then show only the viewer's own flags (`relax-viewer --help` is what users read first).
+DJANGO_OPTIONS = ("--version", "--verbosity", "--settings", "--pythonpath", "--traceback",
+                  "--no-color", "--force-color")  # fmt: skip
+
+
+def installed_version() -> str:
+    try:
+        return version("relax-rollout-viewer")
+    except PackageNotFoundError:  # a checkout that was never installed
+        return "unknown (not installed)"
 
 
 def _disk_cache_state(data_dirs: list[Path]) -> str:
@@ -43,21 +54,11 @@ class Command(BaseCommand):
     )
     # Checks run after the flags are applied (they would warn that no data dir is set).
     requires_system_checks: tuple[str, ...] = ()
-    # The usage line's program: "relax-viewer" when run as the console script (relax_site/cli.py),
-    # which takes the flags without the word "visualize".
-    prog: str | None = None
+    # Not a ClassVar: django-stubs declare it an instance attribute; nothing mutates it.
+    suppressed_base_arguments: set[str] = set(DJANGO_OPTIONS)  # noqa: RUF012
 
     def get_version(self) -> str:
-        try:
-            return version("relax-rollout-viewer")
-        except PackageNotFoundError:  # a checkout that was never installed
-            return "unknown (not installed)"
-
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
-        parser = super().create_parser(prog_name, subcommand, **kwargs)
-        if self.prog is not None:
-            parser.prog = self.prog
-        return parser
+        return installed_version()
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -83,7 +84,7 @@ class Command(BaseCommand):
             " machine's names (repeatable; .example.com: the domain and its subdomains)",
         )
         parser.add_argument(
-            "--cache-memory", type=int, default=4096, metavar="MB", help="index cache budget in MB"
+            "--cache-memory", type=int, default=4096, metavar="MB", help="index cache budget (MB)"
         )
         parser.add_argument(
             "--cache-entries", type=int, default=20, help="most step indexes kept (default 20)"
@@ -91,9 +92,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--base-path", default="", help="URL prefix behind a reverse proxy, e.g. /absproxy/8080"
         )
-        parser.add_argument("--tui", action="store_true", help="terminal UI instead of the web")
+        parser.add_argument("--tui", action="store_true", help="terminal UI (the tui extra)")
         parser.add_argument(
-            "--mask-str", default=None, help="regex of pad tokens to collapse ('' turns it off)"
+            "--mask-str",
+            help=f"regex of pad tokens shown as one badge ('': none; default {DEFAULT_MASK_STR})",
         )
         parser.add_argument(
             "--disk-cache",
@@ -103,7 +105,7 @@ class Command(BaseCommand):
             f" default: {DEFAULT_DIRECTORY_TEXT})",
         )
         parser.add_argument(
-            "--tokenizer", metavar="PATH", help="a local tokenizer.json: tokens shown as text"
+            "--tokenizer", metavar="PATH", help="a local tokenizer.json (tokens extra): token text"
         )
         parser.add_argument(
             "--tensorboard",
@@ -112,7 +114,7 @@ class Command(BaseCommand):
             help="the run's TensorBoard event files, shown on the trends page ('off' for none;"
             " default: tensorboard_log/ in DATA_DIR or beside its rollout_result/)",
         )
-        parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+        parser.add_argument("--workers", type=int, default=1, help="processes, one cache each")
         parser.add_argument("--threads", type=int, default=8, help="threads per process")
 
     def handle(self, *args: Any, **options: Any) -> None:
