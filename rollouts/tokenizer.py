@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-INSTALL_TOKENS = 'install the `tokens` extra: pip install ".[tokens]"'
+from .install import install_hint
+
+INSTALL_TOKENS = f"install the `tokens` extra: {install_hint('tokens')}"
 _MAX_ID = 2**32 - 1  # the library takes u32 ids; anything else raises OverflowError
 
 

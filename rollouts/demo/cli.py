@@ -7,13 +7,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..install import install_hint
 from .curves import CURVES
 from .runs import RUNS, write_demo, write_demo_runs
 from .scalars import scalars_available, write_demo_scalars
 
-NO_SCALARS = (
-    "no TensorBoard scalars written: the tensorboard package is not installed"
-    ' (pip install ".[tensorboard]")'
+NO_SCALARS = (  # a semicolon, not parentheses: a checkout's hint ends in "(in the checkout)"
+    "no TensorBoard scalars written: the tensorboard package is not installed;"
+    f" {install_hint('tensorboard')}"
 )
 
 

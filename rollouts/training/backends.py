@@ -10,11 +10,12 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..install import install_hint
 from .spec import CONTROL_CHARS, Spec, SpecError
 
 BACKENDS = ("local", "ray")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
-INSTALL_RAY = "the ray backend needs Ray's job client: pip install 'relax-rollout-viewer[ray]'"
+INSTALL_RAY = f"the ray backend needs Ray's job client: {install_hint('ray')}"
 
 
 def check_address(address: Any, where: str = "the Ray address") -> str:

@@ -1,11 +1,10 @@
-"""The terminal UI (`visualize --tui`), an optional extra: `pip install ".[tui]"`."""
+"""The terminal UI (`visualize --tui`), an optional extra: `tui` (INSTALL_HINT says how)."""
 
 from __future__ import annotations
 
-INSTALL_HINT = (
-    'the terminal UI needs the "tui" extra: pip install "relax-rollout-viewer[tui]"'
-    ' (or pip install -e ".[tui]" in a checkout)'
-)
+from ..install import install_hint
+
+INSTALL_HINT = f'the terminal UI needs the "tui" extra: {install_hint("tui")}'
 
 
 def available() -> bool:

@@ -9,10 +9,12 @@ from __future__ import annotations
 import importlib.util
 import logging
 
+from ...install import install_hint
+
 logger = logging.getLogger("rollouts.store")
 
 INSTALL_HINT = (
-    'TensorBoard scalars need the optional tensorboard package: pip install ".[tensorboard]"'
+    f"TensorBoard scalars need the optional tensorboard package: {install_hint('tensorboard')}"
 )
 _said = False
 
