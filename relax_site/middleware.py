@@ -1,8 +1,13 @@
-"""Serve the same URLs whether or not a reverse proxy strips the base path.
+"""The standalone site's own middleware.
 
+`BasePathMiddleware` serves the same URLs whether or not a reverse proxy strips the base path.
 With `FORCE_SCRIPT_NAME = "/absproxy/8080"`, Django builds every URL with the prefix. A proxy
 that strips it sends `/api/...`; one that forwards the full path sends `/absproxy/8080/api/...`.
-This middleware turns the second into the first before URL resolution and static file lookup.
+It turns the second into the first before URL resolution and static file lookup.
+
+`HeadMiddleware` answers HEAD without a body where the app's views (which do it themselves)
+do not answer: the host check's 400s, Django's own 404s and 500s. Static files need nothing:
+whitenoise already answers HEAD with the file's headers, an empty body, and no file opened.
 """
 
 from __future__ import annotations
@@ -10,7 +15,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+
+from rollouts.views.responses import strip_head_body
+
+
+class HeadMiddleware:
+    """First in MIDDLEWARE, so it sees every answer last, after Content-Length is set."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponseBase]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        return strip_head_body(request, self.get_response(request))
 
 
 class BasePathMiddleware:

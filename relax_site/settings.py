@@ -54,6 +54,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a HEAD gets the GET's headers and no body, whoever answered (the host check too).
+    "relax_site.middleware.HeadMiddleware",
     "relax_site.hosts.HostCheckMiddleware",
     "relax_site.middleware.BasePathMiddleware",
     "django.middleware.security.SecurityMiddleware",

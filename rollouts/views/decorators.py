@@ -3,7 +3,8 @@
 `page`: an HTML page (GET/HEAD); `api(*methods)`: a JSON endpoint. Both take the run out of the
 URL, run the access check before anything touches the data, and turn what the store raises
 into an answer of their kind: the message in the normal page layout, or the JSON error shape.
-Nothing unexpected reaches a client as a traceback or a server path.
+Nothing unexpected reaches a client as a traceback or a server path. Both answer HEAD with the
+GET's headers and no body, in whatever site mounts the app (`strip_head_body`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from ..runs import bind_run, get_catalog
 from ..store import StoreError, UnreadableLine
 from ..store.files import step_filename
 from .header import header_context
-from .responses import error_response, status_of
+from .responses import error_response, status_of, strip_head_body
 
 logger = logging.getLogger("rollouts")
 
@@ -65,7 +66,7 @@ def page(view: View) -> View:
         response = _answer_page(view, request, args, kwargs)
         response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         patch_vary_headers(response, (FRAGMENT_HEADER,))
-        return response
+        return strip_head_body(request, response)
 
     # A page changes nothing, so Django's CSRF check has nothing to protect; left on, it would
     # answer a POST/PUT/DELETE with its 403 page before the view's 405 (with `Allow`).
@@ -103,6 +104,9 @@ def api(*methods: str) -> Callable[[View], View]:
     def decorate(view: View) -> View:
         @functools.wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+            return strip_head_body(request, answer(request, *args, **kwargs))
+
+        def answer(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if methods and request.method not in methods:
                 allowed = ", ".join(methods)
                 response = error_response(

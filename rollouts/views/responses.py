@@ -1,5 +1,6 @@
 """JSON responses: strict JSON always (`store.jsonio.dumps_strict`), one error shape, no paths or
-tracebacks ever, and objects streamed item by item when they hold samples."""
+tracebacks ever, and objects streamed item by item when they hold samples. And any response to
+a HEAD request: its headers without the body (`strip_head_body`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from collections.abc import Callable, Iterable, Iterator
 from http import HTTPStatus
 from typing import Any
 
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.template.response import SimpleTemplateResponse
 
 from ..store import BadRequest, NotFound, StoreError, UnreadableLine, dumps_strict
 from ..store.errors import unreadable
@@ -37,6 +39,32 @@ def status_of(exc: StoreError) -> HTTPStatus:
         if isinstance(exc, cls):
             return status
     return HTTPStatus.SERVICE_UNAVAILABLE
+
+
+def strip_head_body(request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
+    """The answer to a HEAD request: the GET's headers (its Content-Length too), no body.
+
+    Django sends a GET's body for HEAD and leaves dropping it to the server, which gunicorn
+    does with a warning on every request. A streamed body is replaced before it starts, so a
+    HEAD of a 1 GB step never reads it; a page not rendered yet is emptied once it is.
+    Harmless on a response already stripped (the view's decorator, then the site's middleware).
+    """
+    if request.method != "HEAD":
+        return response
+    if isinstance(response, SimpleTemplateResponse) and not response.is_rendered:
+        response.add_post_render_callback(_drop_content)
+    elif isinstance(response, StreamingHttpResponse):  # FileResponse too: its file is closed
+        response.streaming_content = []
+    elif isinstance(response, HttpResponse):
+        _drop_content(response)
+    return response
+
+
+def _drop_content(response: HttpResponse) -> None:
+    # Set here, before the body goes: CommonMiddleware would otherwise measure the empty one.
+    if not response.has_header("Content-Length"):
+        response["Content-Length"] = str(len(response.content))
+    response.content = b""
 
 
 def with_raw(head: dict[str, Any], key: str, raw: bytes) -> bytes:
