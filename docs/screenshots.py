@@ -1,5 +1,5 @@
 """Screenshots of every page type, light and dark, at 1440 and 800 px wide, into
-docs/screenshots/ (the README links them). Run by hand after a change to a page:
+docs/screenshots/ (the docs show them). Run by hand after a change to a page:
 
     .venv/bin/python docs/screenshots.py
 

@@ -1,6 +1,6 @@
 """Deterministic generator of realistic Relax rollout step files (standard library only).
 
-Used by the README quick start, by tests and by benchmarks. Output depends only on the
+Used by the quick start (`./run demo`), by tests and by benchmarks. Output depends only on the
 arguments: every step draws from its own ``random.Random`` seeded with a string, so the same
 arguments give the same bytes on every machine and every run.
 

@@ -34,7 +34,7 @@ from .promptentry import PromptColumns, decode_prompt_columns
 logger = logging.getLogger("rollouts.store")
 
 APP_DIR_NAME = "relax-rollout-viewer"
-# What the documentation (--help and the README) calls the default directory.
+# What the documentation (--help and docs/reference/cli.md) calls the default directory.
 DEFAULT_DIRECTORY_TEXT = "~/.cache/relax-rollout-viewer/steps (under $XDG_CACHE_HOME if set)"
 _OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -1,5 +1,5 @@
 """The JSON API of a data directory's files: buckets, steps, samples, columns, statistics, and the
-index cache. Every shape here is documented in the README. URLs and code say `bucket`, as the
+index cache. Every shape here is documented in docs/api.md. URLs and code say `bucket`, as the
 pages do; the JSON keeps the original tool's name for it, `subdir`, so its clients still work.
 A step is addressed by its file name here (`3.jsonl`), by its step name on the pages (`3`)."""
 
@@ -189,7 +189,7 @@ def api_cache_stats(request: HttpRequest) -> HttpResponseBase:
     return json_response({"alias": conf.CACHE_ALIAS, **_cache_stats()})
 
 
-@csrf_exempt  # protected by the same-origin check below; see the README's Security section
+@csrf_exempt  # protected by the same-origin check below; see docs/security.md
 @api("POST")
 def api_cache_clear(request: HttpRequest) -> HttpResponseBase:
     if not is_same_origin(request):

@@ -1,6 +1,6 @@
-"""The README's "any Python loop" recipe, copied as written (`train_loop.py` and `loop.toml`),
-hosted by the job manager with a real child: progress, a pause the loop acknowledges, a stop it
-obeys, and a resume from the `resume.json` it keeps."""
+"""The "any Python loop" recipe of docs/training.md, copied as written (`train_loop.py` and
+`loop.toml`), hosted by the job manager with a real child: progress, a pause the loop
+acknowledges, a stop it obeys, and a resume from the `resume.json` it keeps."""
 
 from __future__ import annotations
 

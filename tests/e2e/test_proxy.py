@@ -1,4 +1,4 @@
-"""The viewer behind a real nginx, as the README deploys it:
+"""The viewer behind a real nginx, as docs/deployment.md deploys it:
 `gunicorn -c python:relax_site.gunicorn_conf relax_site.wsgi` configured only by environment
 variables, nginx in front under `/absproxy/8080/`, in both proxy styles (nginx strips the
 prefix, or forwards the full path).
@@ -372,7 +372,7 @@ def test_cache_clear_from_a_script_succeeds(proxy: Proxy) -> None:
 def test_without_forwarding_host_a_same_origin_post_is_refused(
     proxy: Proxy, nginx: str, tmp_path: Path
 ) -> None:
-    """Why the README's snippets set `Host $http_host`: without it Django sees gunicorn's own
+    """Why the documented snippets set `Host $http_host`: without it Django sees gunicorn's own
     address, which no page the browser loaded came from."""
     location = location_block(proxy.style, proxy.gunicorn.port)
     location = location.replace("    proxy_set_header Host $http_host;\n", "")

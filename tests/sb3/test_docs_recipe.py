@@ -1,6 +1,6 @@
-"""The README's stable-baselines3 recipe, copied as written (`train_ppo.py` and `ppo.toml`),
-hosted with the real library: SB3's diagnostics on the points, the total from the spec's
-field, a stop that saves the final model, and a resume from it."""
+"""The stable-baselines3 recipe of docs/training.md, copied as written (`train_ppo.py` and
+`ppo.toml`), hosted with the real library: SB3's diagnostics on the points, the total from the
+spec's field, a stop that saves the final model, and a resume from it."""
 
 from __future__ import annotations
 

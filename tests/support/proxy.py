@@ -191,7 +191,7 @@ def start(
 
 
 def gunicorn_env(data_dir: Path, bind_env: Mapping[str, str], **relax: str) -> dict[str, str]:
-    """Only environment variables configure the server, as in the README."""
+    """Only environment variables configure the server, as in docs/deployment.md."""
     env = child_env({"RELAX_DATA_DIR": str(data_dir), "RELAX_BASE_PATH": PREFIX, **relax})
     for name in ("PORT", "GUNICORN_CMD_ARGS", "SCRIPT_NAME", "FORWARDED_ALLOW_IPS"):
         env.pop(name, None)  # a developer's shell must not change what is tested

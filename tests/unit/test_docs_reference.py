@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -81,8 +82,9 @@ def api_routes() -> set[str]:
 
     routes: set[str] = set()
 
-    def walk(patterns: list[URLPattern | URLResolver], prefix: str) -> None:
+    def walk(patterns: Sequence[object], prefix: str) -> None:
         for pattern in patterns:
+            assert isinstance(pattern, URLPattern | URLResolver)
             route = prefix + str(pattern.pattern)
             if isinstance(pattern, URLResolver):
                 walk(pattern.url_patterns, route)
