@@ -60,9 +60,10 @@ def names_in_code() -> set[str]:
     return found
 
 
-def documented_names() -> set[str]:
+def documented_names(page: str | None = None) -> set[str]:
     """Names in the first cell of a table row of the settings page."""
-    rows = (line for line in SETTINGS_PAGE.read_text().splitlines() if line.startswith("| `"))
+    text = SETTINGS_PAGE.read_text() if page is None else page
+    rows = (line for line in text.splitlines() if line.startswith("| `"))
     return {name for row in rows for name in NAME.findall(row.split("|")[1])}
 
 
@@ -71,9 +72,13 @@ def test_every_relax_and_rollouts_name_the_code_reads_has_a_row():
     assert missing == [], f"not in a table of docs/reference/settings.md: {missing}"
 
 
-def test_the_names_check_catches_a_missing_name(tmp_path: Path):
-    assert "RELAX_DATA_DIR" in names_in_code() & documented_names()
-    assert "ROLLOUTS_SOMETHING_NEW" not in documented_names()
+def test_the_names_check_catches_a_row_taken_out():
+    page = SETTINGS_PAGE.read_text()
+    assert "RELAX_DATA_DIR" in names_in_code() & documented_names(page)
+    without = "\n".join(
+        line for line in page.splitlines() if not line.startswith("| `RELAX_DATA_DIR`")
+    )
+    assert "RELAX_DATA_DIR" not in documented_names(without)  # a mention in prose is no row
 
 
 def api_routes() -> set[str]:
@@ -95,10 +100,10 @@ def api_routes() -> set[str]:
     return routes
 
 
-def documented_routes() -> set[str]:
+def documented_routes(text: str | None = None) -> set[str]:
     """Routes written as `GET api/...` or `POST api/...` on the API pages; an optional part in
     brackets (`api/view/<bucket>/<step>[/sample/<position>]`) names both routes."""
-    text = "\n".join(page.read_text() for page in API_PAGES)
+    text = "\n".join(page.read_text() for page in API_PAGES) if text is None else text
     found: set[str] = set()
     for written in re.findall(r"`(?:GET|POST) (api/[^` ]*)", text):
         written = written.split("[?", 1)[0].split("?", 1)[0]
@@ -117,6 +122,15 @@ def test_every_api_route_is_in_the_api_reference():
     assert missing == [], f"not documented as `GET|POST api/...` in docs/api*.md: {missing}"
 
 
+def test_the_routes_check_catches_a_line_taken_out():
+    text = "\n".join(page.read_text() for page in API_PAGES)
+    assert "api/jsonl/<>/steps" in documented_routes(text)
+    without = "\n".join(line for line in text.splitlines() if "/steps`" not in line)
+    assert "api/jsonl/<>/steps" not in documented_routes(without)
+    optional = documented_routes("`GET api/view/<bucket>/<step>[/sample/<position>]`")
+    assert optional == {"api/view/<>/<>", "api/view/<>/<>/sample/<>"}
+
+
 @pytest.mark.parametrize("page", ["getting-started.md", "deployment.md"])
 def test_every_shell_block_of_the_pages_a_newcomer_follows_is_a_tested_recipe(page: str):
     blocks = fenced_blocks(DOCS / page)
@@ -129,6 +143,12 @@ def test_every_shell_block_of_the_pages_a_newcomer_follows_is_a_tested_recipe(pa
     names = [name for name, _, _ in blocks if name]
     unused = [n for n in names if f'"{n}"' not in used]
     assert unused == [], f"recipes of {page} that no test runs: {unused}"
+
+
+def test_a_shell_block_without_a_marker_is_seen(tmp_path: Path):
+    page = tmp_path / "page.md"
+    page.write_text("<!-- recipe: one -->\n```bash\nls\n```\n\ntext\n\n```bash\nrm -rf x\n```\n")
+    assert fenced_blocks(page) == [("one", "bash", "ls"), (None, "bash", "rm -rf x")]
 
 
 def test_recipe_names_are_unique_across_the_docs():
