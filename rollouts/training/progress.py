@@ -32,6 +32,7 @@ T = TypeVar("T")
 
 MAX_POINTS = 5000
 MAX_PHASES = 200
+MAX_PHASE_NAME = 80  # characters of a phase's name kept (a JSON `phase`, "iteration N")
 # Which source's values win at a tick both give: the progress JSON, then an SB3 table, then the
 # job's TensorBoard scalars (`training/scalars.py`, read after the fact).
 PRIORITY = {"json": 2, "table": 1, "tensorboard": 0}
@@ -186,7 +187,7 @@ class Progress:
     def _json(self, data: dict[str, Any], at: float | None) -> None:
         if isinstance(data.get("phase"), str) and data["phase"].strip():
             self._named_phases = True
-            self._enter_phase(data["phase"].strip()[:80], at)
+            self._enter_phase(data["phase"].strip(), at)
         metrics = numeric(data)
         ticks = metrics.pop("timesteps", None)
         total = metrics.pop("total_timesteps", None)
@@ -196,7 +197,7 @@ class Progress:
             self._add(int(ticks), metrics, "json", at)
 
     def _enter_phase(self, name: str, at: float | None) -> None:
-        self.phase = name
+        name = self.phase = name[:MAX_PHASE_NAME]
         last = self.phases[-1] if self.phases else None
         if last is not None and last["name"] == name and last["attempt"] == self.attempt:
             return

@@ -17,11 +17,20 @@ TYPES = ("int", "float", "bool", "string", "choice", "path")
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 BUILTIN = ("job_id", "run_dir", "control_file", "python", "resume_path")
 CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+# What no text value may hold: C0 and C1 controls (DEL too); the bidirectional embeddings,
+# overrides and isolates, which make text read otherwise than it runs; lone surrogates, which
+# are not text (no argv can carry them).
+UNSAFE_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+INT_RANGE = (-(2**63), 2**63 - 1)  # an int field's values: what a child holds in 64 bits
 DEFAULT_GRACE = 15.0
 
 
 class SpecError(ValueError):
-    """The spec file is unusable; the message says where."""
+    """The spec file is unusable; the message says where, on one line (whatever the spec
+    holds, a newline or a terminal escape in a key it quotes is shown escaped)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(UNSAFE_CHARS.sub(lambda m: f"\\u{ord(m.group()):04x}", message))
 
 
 @dataclass(frozen=True)
@@ -54,46 +63,84 @@ class Field:
         if self.type == "bool":
             return (value, None) if isinstance(value, bool) else (None, "must be true or false")
         if self.type in ("int", "float"):
-            number = _number(value, self.type == "int")
+            number, why = _number(value, self.type == "int")
             if number is None:
-                kind = "a whole number" if self.type == "int" else "a number"
-                return None, f"must be {kind}"
+                return None, why
+            # (exact comparisons: an int of 400 digits against a float bound cannot overflow)
             if self.min is not None and number < self.min:
                 return None, f"must be at least {_plain(self.min)}"
             if self.max is not None and number > self.max:
                 return None, f"must be at most {_plain(self.max)}"
+            if self.type == "int" and not INT_RANGE[0] <= number <= INT_RANGE[1]:
+                return None, f"must be between {INT_RANGE[0]} and {INT_RANGE[1]} (64 bits)"
             return number, None
         if not isinstance(value, str):
             return None, "must be text"
-        if CONTROL_CHARS.search(value):
-            return None, "may not contain control characters"
+        error = text_problem(value)
+        if error is not None:
+            return None, error
         if self.type == "choice" and value not in self.choices:
             return None, f"must be one of {', '.join(self.choices)}"
         if self.type == "path":
             pure = PurePosixPath(value)
             if not value or pure.is_absolute() or ".." in pure.parts or "\\" in value:
                 return None, "must be a relative path inside the spec's directory"
+            if value.startswith("-"):
+                return None, f"{OPTION_LIKE} (start it with ./)"
         return value, None
+
+
+OPTION_LIKE = "may not begin with '-': the command would read it as an option"
+
+
+def text_problem(text: str) -> str | None:
+    """Why `text` cannot be a value (a character in UNSAFE_CHARS, named), or None."""
+    found = UNSAFE_CHARS.search(text)
+    if found is None:
+        return None
+    code = ord(found.group())
+    if 0xD800 <= code <= 0xDFFF:
+        kind = "a lone surrogate"
+    elif code >= 0x202A:
+        kind = "a bidirectional control"
+    else:
+        kind = "a control character"
+    return f"may not contain {kind} (U+{code:04X})"
 
 
 def _plain(bound: float) -> str:
     """A bound as a person writes it: 1000000, 0, 0.05 (never 1e+06)."""
-    return str(int(bound)) if float(bound).is_integer() else repr(float(bound))
+    if isinstance(bound, int):
+        return str(bound)
+    return str(int(bound)) if bound.is_integer() else repr(bound)
 
 
-def _number(value: Any, integer: bool) -> int | float | None:
-    if isinstance(value, bool):
-        return None
+def _number(value: Any, integer: bool) -> tuple[int | float | None, str]:
+    """(the value as the field's number, "") or (None, why not)."""
     if isinstance(value, str):
-        try:
-            value = float(value.strip()) if value.strip() else None
-        except ValueError:
-            return None
-    if not isinstance(value, int | float) or not math.isfinite(value):
-        return None
+        value = _parsed(value.strip())
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None, "must be a whole number" if integer else "must be a number"
     if integer:
-        return int(value) if float(value).is_integer() else None
-    return float(value)
+        if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+            return None, "must be a whole number"
+        return int(value), ""
+    try:
+        number = float(value)  # (OverflowError: an int of 309 digits or more)
+    except OverflowError:
+        number = math.inf
+    return (number, "") if math.isfinite(number) else (None, "must be a finite number")
+
+
+def _parsed(text: str) -> int | float | None:
+    try:
+        return int(text)  # exactly (a float would round 12345678901234567891)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -158,7 +205,21 @@ class Spec:
                     clean[name] = checked
                 else:
                     errors[name] = error
+        for name in self.leading_fields():
+            value = clean.get(name)
+            if known[name].type == "string" and str(value).startswith("-"):
+                errors.setdefault(name, f"{OPTION_LIKE} (it begins an argument)")
         return clean, errors
+
+    def leading_fields(self) -> set[str]:
+        """The fields whose value begins an argument of the command (`"{name}"`,
+        `"{name}.txt"`): there a value `--help` would be an option of the child, not a value
+        (`"--name={name}"` is safe: the argument begins with the spec's own text)."""
+        templates = [*self.resume_args]
+        for item in self.command:
+            templates += item["args"] if isinstance(item, dict) else [item]
+        known = {f.name for f in self.fields}
+        return {m.group(1) for t in templates if (m := PLACEHOLDER.match(t))} & known
 
     def schema(self) -> dict[str, Any]:
         return {

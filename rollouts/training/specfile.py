@@ -22,6 +22,8 @@ def load_spec(path: str | Path) -> Spec:
         raise SpecError(f"cannot read the spec {spec_path.name}: {exc.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SpecError(f"{spec_path.name} is not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses once per level of nesting
+        raise SpecError(f"{spec_path.name} is nested too deeply to be a job spec") from None
     return parse_spec(raw, spec_path)
 
 
@@ -75,7 +77,7 @@ def parse_spec(raw: dict[str, Any], spec_path: Path) -> Spec:
         device=str(job.get("device", "cpu")),
         fields=fields,
         groups=tuple(_group(g) for g in _list(raw, "groups")),
-        presets=tuple(_list(raw, "presets")),
+        presets=tuple(_preset(p) for p in _list(raw, "presets")),
         metrics=tuple(_metric(m) for m in _list(raw, "metrics")),
         main_metric=str(job.get("main_metric", "ep_rew_mean")),
         total_field=_total_field(job.get("total_field", "total_timesteps"), fields),
@@ -83,9 +85,6 @@ def parse_spec(raw: dict[str, Any], spec_path: Path) -> Spec:
         ray=ray_options(raw.get("ray")),
     )
     for preset in spec.presets:
-        if not isinstance(preset.get("name"), str) or not isinstance(preset.get("values"), dict):
-            raise SpecError("each [[presets]] needs a name and a values table")
-        preset.setdefault("label", preset["name"])
         _, errors = spec.validate(preset["values"])
         if errors:
             raise SpecError(f"preset {preset['name']!r} is invalid: {errors}")
@@ -134,15 +133,18 @@ def _field(item: dict[str, Any], n: int) -> Field:
         raise SpecError(f"field #{n + 1} needs a name (letters, digits, _)")
     if kind not in TYPES:
         raise SpecError(f"field {name}: type must be one of {', '.join(TYPES)}")
-    choices = tuple(str(c) for c in item.get("choices", ()))
-    if kind == "choice" and not choices:
-        raise SpecError(f"field {name}: a choice needs choices")
+    choices = item.get("choices", [])
+    if not isinstance(choices, list) or (kind == "choice" and not choices):
+        raise SpecError(f"field {name}: choices must be a list (a choice needs some)")
     if "default" not in item:
         raise SpecError(f"field {name} needs a default")
     bounds = {k: item.get(k) for k in ("min", "max")}
     for key, bound in bounds.items():
-        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, int | float)):
-            raise SpecError(f"field {name}: {key} must be a number")
+        if bound is not None and not _finite(bound):
+            raise SpecError(f"field {name}: {key} must be a finite number")
+    low, high = bounds["min"], bounds["max"]
+    if low is not None and high is not None and low > high:
+        raise SpecError(f"field {name}: min is above max")
     result = Field(
         name=name,
         type=kind,
@@ -152,12 +154,20 @@ def _field(item: dict[str, Any], n: int) -> Field:
         group=str(item.get("group", "")),
         min=bounds["min"],
         max=bounds["max"],
-        choices=choices,
+        choices=tuple(str(c) for c in choices),
     )
     default, error = result.check(item["default"])
     if error:
         raise SpecError(f"field {name}: the default {error}")
     return Field(**{**result.__dict__, "default": default})
+
+
+def _preset(item: dict[str, Any]) -> dict[str, Any]:
+    """A preset as the schema serves it: its name, label and values, nothing else it holds."""
+    if not isinstance(item.get("name"), str) or not isinstance(item.get("values"), dict):
+        raise SpecError("each [[presets]] needs a name and a values table")
+    label = str(item.get("label", item["name"]))
+    return {"name": item["name"], "label": label, "values": dict(item["values"])}
 
 
 def _group(item: dict[str, Any]) -> dict[str, str]:
@@ -189,5 +199,15 @@ def _metric(item: dict[str, Any]) -> dict[str, Any]:
 
 
 def _reference_line(line: Any) -> bool:
-    value = line.get("value") if isinstance(line, dict) else None
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return _finite(line.get("value") if isinstance(line, dict) else None)
+
+
+def _finite(value: Any) -> bool:
+    """A number a bound or a line can be: no bool, no NaN or infinity (TOML has both), no
+    integer beyond a float's range."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False

@@ -5,12 +5,14 @@ requests that pass the app's access check and ROLLOUTS_TRAIN_ACCESS; POSTs must 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponseBase
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponseBase, UnreadablePostError
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -28,7 +30,10 @@ from .decorators import api, is_same_origin
 from .responses import error_response, json_response
 
 TrainView = Callable[[HttpRequest, Manager], HttpResponseBase]
-MAX_BODY = 64 * 1024
+MAX_BODY = 64 * 1024  # bytes
+MAX_DEPTH = 16  # levels of objects and arrays in a body ({"values": {...}} is 2)
+MAX_DIGITS = 4300  # of an integer (Python's own limit); a field's bounds refuse far fewer
+SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def _hosted(*methods: str) -> Callable[[TrainView], Callable[..., HttpResponseBase]]:
@@ -106,17 +111,62 @@ def api_train_state(request: HttpRequest, manager: Manager) -> HttpResponseBase:
 
 
 def _body(request: HttpRequest) -> dict[str, Any]:
-    if len(request.body) > MAX_BODY:
-        raise BadRequest("the body is too large")
-    if not request.body.strip():
+    """The JSON object a POST carries ({} for none), or BadRequest (a 400) for a body that is
+    not one: too large (read no further), not UTF-8, not JSON (NaN and Infinity are not),
+    nested deeper than MAX_DEPTH, or holding a lone surrogate (`"\\ud800"` is JSON, not text)."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        raise BadRequest("the Content-Length is not a number") from None
+    if length > MAX_BODY:  # before Django reads it: past 2.5 MB it would raise, not answer
+        raise BadRequest(f"the body is too large ({MAX_BODY // 1024} KiB at most)")
+    try:
+        raw = request.body
+    except (RequestDataTooBig, UnreadablePostError):
+        raise BadRequest(
+            f"the body is too large or cut short ({MAX_BODY // 1024} KiB at most)"
+        ) from None
+    if len(raw) > MAX_BODY:
+        raise BadRequest(f"the body is too large ({MAX_BODY // 1024} KiB at most)")
+    if not raw.strip():
         return {}
     try:
-        body = json.loads(request.body)
-    except ValueError:
-        raise BadRequest("the body must be a JSON object") from None
+        body = json.loads(raw.decode("utf-8"), parse_constant=_not_json, parse_int=_whole)
+    except UnicodeDecodeError:
+        raise BadRequest("the body is not UTF-8") from None
+    except RecursionError:
+        raise BadRequest(f"the body is nested too deeply ({MAX_DEPTH} levels at most)") from None
+    except ValueError as exc:  # (a JSONDecodeError names the line and column)
+        raise BadRequest(f"the body is not JSON: {exc}") from None
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object")
+    _check_tree(body)
     return body
+
+
+def _not_json(constant: str) -> None:
+    raise ValueError(f"{constant} is not a JSON value")
+
+
+def _whole(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_DIGITS:  # (int() would say so in Python's words)
+        raise ValueError(f"a number has more than {MAX_DIGITS} digits")
+    return int(digits)
+
+
+def _check_tree(body: dict[str, Any]) -> None:
+    """Every level and every string of the body, walked without recursion."""
+    stack: list[tuple[Any, int]] = [(body, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise BadRequest(f"the body is nested too deeply ({MAX_DEPTH} levels at most)")
+        if isinstance(item, dict):
+            stack += [(key, depth) for key in item] + [(v, depth + 1) for v in item.values()]
+        elif isinstance(item, list):
+            stack += [(v, depth + 1) for v in item]
+        elif isinstance(item, str) and SURROGATE.search(item):
+            raise BadRequest("the body holds a lone surrogate (such as \\ud800): it is not text")
 
 
 def _conflict(exc: JobError) -> HttpResponseBase:
