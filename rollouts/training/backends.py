@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..install import install_hint
-from .spec import CONTROL_CHARS, Spec, SpecError
+from .spec import UNSAFE_CHARS, Spec, SpecError
 
 BACKENDS = ("local", "ray")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -20,7 +20,7 @@ INSTALL_RAY = f"the ray backend needs Ray's job client: {install_hint('ray')}"
 
 def check_address(address: Any, where: str = "the Ray address") -> str:
     """A Ray dashboard address (`http://HOST:8265`), as Ray's JobSubmissionClient takes it."""
-    if not isinstance(address, str) or CONTROL_CHARS.search(address):
+    if not isinstance(address, str) or UNSAFE_CHARS.search(address):
         raise SpecError(f"{where} must be an http:// or https:// address")
     try:
         parts = urlsplit(address.strip())
@@ -50,14 +50,14 @@ def ray_options(table: Any) -> dict[str, Any]:
         value = table["working_dir"]
         if not isinstance(value, str) or not PurePosixPath(value).is_absolute():
             raise SpecError("[ray] working_dir must be an absolute path (as the cluster sees it)")
-        if CONTROL_CHARS.search(value):
+        if UNSAFE_CHARS.search(value):
             raise SpecError("[ray] working_dir may not contain control characters")
         options["working_dir"] = value
     env = table.get("env", {})
     if not isinstance(env, dict):
         raise SpecError('[ray] env must be a table of NAME = "value"')
     for name, value in env.items():
-        if not ENV_NAME.match(name) or not isinstance(value, str) or CONTROL_CHARS.search(value):
+        if not ENV_NAME.match(name) or not isinstance(value, str) or UNSAFE_CHARS.search(value):
             raise SpecError(f"[ray] env {name}: names are letters, digits and _; values text")
     options["env"] = dict(env)
     return options

@@ -68,6 +68,9 @@ def test_a_spec_says_where_its_jobs_run(tmp_path):
         ({"ray": {"env": {"BAD NAME": "x"}}}, "[ray] env BAD NAME"),
         ({"ray": {"env": {"A": 1}}}, "[ray] env A"),
         ({"ray": {"env": {"A": "line\nbreak"}}}, "[ray] env A"),
+        ({"ray": {"env": {"A": "C1 \x85 next line"}}}, "[ray] env A"),
+        ({"ray": {"env": {"A": "bidi \u202e override"}}}, "[ray] env A"),
+        ({"ray": {"working_dir": "/shared/\u2066isolate"}}, "working_dir may not contain"),
         ({"ray": "http://head:8265"}, "[ray] must be a table"),
     ],
 )
