@@ -24,6 +24,8 @@ from .searchquery import Matcher, Query, Snippet, field_texts, snippet_of
 from .searchscan import Budget, Clock, scan_lines
 
 DEFAULT_BUDGET = Budget()
+MARK_SECONDS = 0.25  # looking for the texts to mark on a sample page stops after this
+MARK_TERMS = 20  # distinct texts marked per field
 MAX_LIMIT = 1000
 DEFAULT_LIMIT = 100
 _CURSOR = re.compile(r"([0-9]{1,30})\.([0-9]{1,18})\.([0-9]{1,9})\Z")
@@ -80,8 +82,8 @@ class StepRange:
     def __str__(self) -> str:
         if self.low is not None and self.low == self.high:
             return str(self.low)
-        low = "" if self.low is None else str(self.low)
-        return "" if self.low is None and self.high is None else f"{low}-{self.high or ''}"
+        ends = ["" if end is None else str(end) for end in (self.low, self.high)]  # -0 stays -0
+        return "-".join(ends) if any(ends) else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,19 +278,23 @@ def adjacent_match(
     return None, True
 
 
-def match_spans(query: Query, values: Mapping[str, object]) -> dict[str, list[str]]:
-    """Per field, the distinct texts the query matches in a decoded sample (for highlighting
-    them on its page), at most 20 per field."""
+def match_spans(
+    query: Query, values: Mapping[str, object], seconds: float = MARK_SECONDS
+) -> dict[str, list[str]]:
+    """Per field, the distinct texts the query matches in a decoded sample (to mark them on its
+    page): at most MARK_TERMS, found within `seconds` (`x*` matches the empty text at each
+    character of a 20 MB response; the clock is read between matches, each one bounded)."""
     pattern = query.matcher().pattern
+    deadline = time.monotonic() + seconds
     spans: dict[str, list[str]] = {}
     for name in query.fields:
         seen: dict[str, None] = {}
-        for text in field_texts(values.get(name)):
-            for found in pattern.finditer(text):
-                if found.group():
-                    seen[found.group()] = None
-                if len(seen) >= 20:
-                    break
+        texts = field_texts(values.get(name))
+        for text, (start, end) in ((t, span) for t in texts for span in pattern.finditer(t)):
+            if end > start:
+                seen[text[start:end]] = None
+            if len(seen) >= MARK_TERMS or time.monotonic() > deadline:
+                break
         if seen:
             spans[name] = list(seen)
     return spans

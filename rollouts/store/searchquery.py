@@ -5,9 +5,10 @@ A sample's text sits in the file as a JSON string: `json.dumps(ensure_ascii=Fals
 newline as `\\n`, a quote as `\\"`, a backslash as `\\\\` and CJK as raw UTF-8; other writers
 (`ensure_ascii=True`) write `\\u4e2d`, some with upper-case hex. So the prefilter looks for each
 of those encodings of the query, and only the lines that hold one are decoded and matched for
-real (`Matcher.match`), in the decoded field. Case-insensitive searches fold case the way
-Python's `re.IGNORECASE` does (simple case folding, one character for one), so a literal and a
-regex search agree, and a match keeps its length for highlighting.
+real (`Matcher.match`), in the decoded field. Patterns run on RE2 (`regexes`: no pattern can
+stall the process). Case-insensitive searches fold case the way RE2 does (Unicode simple case
+folding, one character for one), so a literal and a regex search agree, and a match keeps its
+length for highlighting.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import msgspec
 
 from .errors import BadRequest
 from .jsonio import LineError, decode_line
+from .regexes import Pattern, PatternError, Span, case_forms, compile_literal, compile_regex
 from .searchslim import slim_fields
 
 FIELDS = ("prompt", "response", "label")
@@ -34,9 +36,7 @@ MAX_QUERY_CHARS = 1000
 SNIPPET_CONTEXT = 80  # characters shown on each side of the match
 SNIPPET_MATCH = 200  # a longer match is cut here
 MAX_NESTING = 64  # a label nested deeper is not searched below this
-# Every character that may have case (the ASCII letters and beyond): what a character's case
-# forms are looked up in.
-_CASED = "".join(chr(c) for c in range(0x41, 0x1F000) if not 0xD800 <= c < 0xE000)
+Found = tuple[str, str, Span]  # the field, its text, and where in it the first match is
 
 
 class _Texts(msgspec.Struct):
@@ -94,6 +94,8 @@ class Query:
         return params
 
     def matcher(self) -> Matcher:
+        """The compiled query (BadRequest: why it cannot run); the same object for the same
+        query, as a request asks for it several times (and RE2 compiles once)."""
         return _matcher(self)
 
 
@@ -103,12 +105,13 @@ class Matcher:
     `lowered` form when `lower`); None when nothing can be required (every line is decoded)."""
 
     query: Query
-    pattern: re.Pattern[str]
+    pattern: Pattern
     needles: tuple[bytes, ...] | None
     lower: bool
 
-    def match(self, data: bytes) -> tuple[str, re.Match[str]] | None:
-        """(field, first match) in the decoded line, or None (also for an unreadable line)."""
+    def match(self, data: bytes) -> Found | None:
+        """(field, its text, first match) in the decoded line, or None (also for an unreadable
+        line)."""
         values = decode_fields(data)
         if values is None:
             return None
@@ -116,7 +119,7 @@ class Matcher:
             for text in field_texts(values.get(name)):
                 found = self.pattern.search(text)
                 if found is not None:
-                    return name, found
+                    return name, text, found
         return None
 
 
@@ -157,8 +160,8 @@ def field_texts(value: Any, depth: int = 0) -> Iterator[str]:
             yield from field_texts(item, depth + 1)
 
 
-def snippet_of(text: str, found: re.Match[str]) -> Snippet:
-    start, end = found.span()
+def snippet_of(text: str, found: Span) -> Snippet:
+    start, end = found
     lo = max(0, start - SNIPPET_CONTEXT)
     before = ("\u2026" if lo else "") + text[lo:start]
     match = text[start:end]
@@ -170,20 +173,18 @@ def snippet_of(text: str, found: re.Match[str]) -> Snippet:
 
 
 # -- compiling ---------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=16)  # each holds up to 8 MB of RE2 automaton once used
 def _matcher(query: Query) -> Matcher:
     flags = 0 if query.case else re.IGNORECASE
-    if query.regex:
-        source = query.text
-    elif query.case:
-        source = re.escape(query.text)
-    else:
-        source, flags = _caseless_literal(query.text), 0
     try:
-        pattern = re.compile(source, flags)
-    except (re.error, OverflowError, RecursionError) as exc:
-        raise BadRequest(f"q is not a valid regular expression: {exc}") from None
+        if query.regex:
+            pattern = compile_regex(query.text, ignore_case=not query.case)
+        else:
+            pattern = compile_literal(query.text, case=query.case)
+    except PatternError as exc:
+        raise BadRequest(f"q {exc}") from None
     if query.regex:
-        requirements, ignore_case = _required_literals(source, flags)
+        requirements, ignore_case = _required_literals(query.text, flags)
     else:
         requirements, ignore_case = [[query.text]], not query.case
     best: list[str] = []
@@ -208,21 +209,6 @@ def _weakest(anchors: list[str]) -> int:
     return min(len(encodings(anchor)[0]) for anchor in anchors)
 
 
-def _caseless_literal(text: str) -> str:
-    """A case-insensitive literal as a pattern: an ASCII letter matches its two ASCII forms only
-    (not U+0130, U+0131, U+212A KELVIN SIGN or U+017F LONG S, as `re.IGNORECASE` would: they are
-    other letters, and a lower-cased file finds the ASCII ones fast), any other letter every
-    form `re.IGNORECASE` gives it (É for é)."""
-    parts = []
-    for char in text:
-        if char.isascii():
-            pair = char.lower() + char.upper()
-            parts.append(f"[{pair}]" if char.isalpha() else re.escape(char))
-        else:
-            parts.append(f"(?i:{re.escape(char)})")
-    return "".join(parts)
-
-
 def encodings(text: str) -> tuple[bytes, ...]:
     """`text` as it appears inside a JSON string, as the writers we know write it."""
     raw = json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
@@ -233,8 +219,8 @@ def encodings(text: str) -> tuple[bytes, ...]:
 
 def _caseless_pieces(text: str, ascii_pairs: bool) -> list[str]:
     """The runs of `text` whose characters have every case form in an ASCII-lowered file: ASCII
-    (but i, k and s in a regex: `re.IGNORECASE` matches them to non-ASCII letters too, unless
-    `ascii_pairs`) and characters without case (CJK, digits, punctuation)."""
+    (but k and s in a regex: RE2's case folding matches them to U+212A KELVIN SIGN and U+017F
+    LONG S too, unless `ascii_pairs`) and characters without case (CJK, digits, punctuation)."""
     pieces, current = [], []
     for char in text:
         if _case_safe(char, ascii_pairs):
@@ -248,12 +234,14 @@ def _caseless_pieces(text: str, ascii_pairs: bool) -> list[str]:
 
 @functools.lru_cache(maxsize=4096)
 def _case_safe(char: str, ascii_pairs: bool) -> bool:
+    """Whether the case forms of `char` are itself, or its two ASCII forms (asked of RE2 in
+    about 10 us: a 1,000-letter query of distinct letters costs 10 ms, not seconds)."""
     if ascii_pairs and char.isascii():
         return True
-    others = set(re.findall(re.escape(char), _CASED.replace(char, ""), re.IGNORECASE))
-    if char.isascii():
-        return ascii_pairs or others <= {char.lower(), char.upper()}
-    return not others
+    least, greatest = case_forms(char)
+    if char.isascii():  # an ASCII letter's other forms are all greater than both ASCII ones
+        return {least, greatest} <= {char.lower().encode(), char.upper().encode()}
+    return least == greatest
 
 
 def _required_literals(source: str, flags: int) -> tuple[list[list[str]], bool]:

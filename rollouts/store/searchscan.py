@@ -13,7 +13,6 @@ are common; when that byte turns out common in this file, plain `find` takes ove
 from __future__ import annotations
 
 import os
-import re
 import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
@@ -22,7 +21,7 @@ from io import BufferedReader
 
 from .errors import StepChanged
 from .index import StepIndex
-from .searchquery import Matcher
+from .searchquery import Found, Matcher
 
 CHUNK_BYTES = 256 * 1024  # searched at once: fits the CPU's cache, so the search reads it there
 BLOCK_BYTES = 1024 * 1024  # lines decoded at once when every line is a candidate
@@ -65,9 +64,6 @@ class Clock:
         if budget.lines is not None and self.lines >= budget.lines:
             return True
         return budget.seconds is not None and time.monotonic() - self.started >= budget.seconds
-
-
-Found = tuple[str, str, re.Match[str]]
 
 
 def scan_lines(
@@ -210,7 +206,7 @@ def _scan_chunks(
                 data = bytes(view[start - offset : end - offset])
             else:  # begins in an earlier chunk or ends in a later one
                 data = os.pread(fd, end - start, start)
-            found = _confirm(matcher, data)
+            found = matcher.match(data)
             if found is not None:
                 yield line, None, found
         view.release()
@@ -250,16 +246,8 @@ def _scan_every_line(
         clock.lines += position - block_first
         clock.bytes += size
         for line in range(block_first, position):
-            found = _confirm(matcher, bytes(view[starts[line] - base : ends[line] - base]))
+            found = matcher.match(bytes(view[starts[line] - base : ends[line] - base]))
             if found is not None:
                 yield line, None, found
         view.release()
         yield position - 1, position, None
-
-
-def _confirm(matcher: Matcher, data: bytes) -> Found | None:
-    found = matcher.match(data)
-    if found is None:
-        return None
-    name, match = found
-    return name, match.string, match
