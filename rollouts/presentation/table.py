@@ -118,3 +118,14 @@ def _whole(value: float | None) -> float | int | None:
     if value is not None and value.is_integer() and abs(value) < 2**53:
         return int(value)
     return value
+
+
+def page_numbers(current: int, pages: int) -> list[int | None]:
+    """The page links shown: the first, the last, and two around the current (None: a gap)."""
+    near = {1, pages, *range(current - 2, current + 3)}
+    numbers: list[int | None] = []
+    for n in sorted(n for n in near if 1 <= n <= pages):
+        if numbers and n - (numbers[-1] or 0) > 1:
+            numbers.append(None)
+        numbers.append(n)
+    return numbers

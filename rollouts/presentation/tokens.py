@@ -3,7 +3,8 @@ along the response and, with a tokenizer, the tokens as text coloured by log-pro
 
 Plain Python (no Django): the sample page, its JSON twin and any script agree. Only the one
 sample shown is ever looked at. Its arrays may disagree, hold NaN, lack the mask, be empty or
-run to tens of thousands of tokens; none of that raises, and what was odd is said (`problems`).
+run to tens of thousands of tokens, or hold any float at all (800.0, -1e308, whose sum leaves
+float range); none of that raises, and what was odd is said (`problems`).
 
 A token is *counted* when it has a finite log-prob and its mask (if any) is true: the mask marks
 the tokens the policy generated (false: a tool's output or other text the trainer leaves out).
@@ -62,7 +63,7 @@ class Token:
             "position": self.position,
             "token_id": self.token_id,
             "logprob": self.logprob,
-            "probability": math.exp(self.logprob) if self.logprob is not None else None,
+            "probability": probability_of(self.logprob),
         }
         if self.text is not None:
             data["text"] = self.text
@@ -143,6 +144,23 @@ class TokenView:
         }
 
 
+def probability_of(logprob: float | None) -> float | None:
+    """exp(logprob); None without one or above 0 (no probability: exp(800.0) overflows)."""
+    return None if logprob is None or logprob > 0 else math.exp(logprob)
+
+
+def mean_of(values: Sequence[float]) -> float | None:
+    """The mean of finite floats, also when their sum leaves float range ([-1e308, -1e308]):
+    then they are summed scaled down by a power of two (exact) and the mean scaled back."""
+    if not values:
+        return None
+    try:
+        return math.fsum(values) / len(values)
+    except OverflowError:
+        scale = len(values).bit_length()  # 2**scale > len(values): the scaled sum fits
+        return math.ldexp(math.fsum(math.ldexp(v, -scale) for v in values) / len(values), scale)
+
+
 def bucket_of(logprob: float) -> int:
     """0 (probability >= 90 %) .. 4 (below 1 %)."""
     for bucket, bound in enumerate(_BUCKET_BOUNDS):
@@ -190,6 +208,12 @@ def token_view(values: Mapping[str, Any], tokenizer: Pieces | None = None) -> To
     bad = min(n, len(logprobs)) - len(scores)
     if bad:
         problems.append(f"{bad} log-prob{'s are' if bad != 1 else ' is'} not a finite number")
+    above = sum(1 for lp in scores if lp > 0) if scores and max(scores) > 0 else 0
+    if above:
+        problems.append(
+            f"{above} log-prob{'s are' if above != 1 else ' is'} above 0 (a probability above "
+            "100 %): counted as written, with no probability"
+        )
     kept_lps = [lp or 0.0 for lp in lps] if every else [lps[p] or 0.0 for p in counted]
     lowest = [p for _, p in heapq.nsmallest(LOWEST_LISTED, zip(kept_lps, counted, strict=True))]
 
@@ -203,7 +227,7 @@ def token_view(values: Mapping[str, Any], tokenizer: Pieces | None = None) -> To
         counted=len(counted),
         masked=n - sum(kept),
         missing=0 if every else sum(1 for p in range(n) if kept[p] and lps[p] is None),
-        mean_logprob=math.fsum(kept_lps) / len(kept_lps) if kept_lps else None,
+        mean_logprob=mean_of(kept_lps),
         low_count=sum(1 for lp in kept_lps if lp < LOW_LOGPROB),
         lows=lows,
         strip=[],

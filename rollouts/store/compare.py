@@ -84,6 +84,21 @@ def prompt_groups(columns: Columns, invalid: Collection[int]) -> dict[int, dict[
     return groups
 
 
+def first_row_of(columns: Columns, invalid: Collection[int], prompt_id: int) -> int | None:
+    """The prompt's first readable row in the step (file order), or None: not in it."""
+    ids = columns.prompt_ids
+    if prompt_id == NO_PROMPT:
+        return None
+    row = -1
+    while True:
+        try:
+            row = ids.index(prompt_id, row + 1)
+        except ValueError:
+            return None
+        if row not in invalid:
+            return row
+
+
 def _difference(a: float | None, b: float | None) -> float | None:
     return b - a if a is not None and b is not None else None
 

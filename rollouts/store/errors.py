@@ -29,10 +29,15 @@ class UnreadableLine(StoreError):
 
 
 class UnreadableFile(StoreError):
-    """A step file the server may not read (permission denied, an I/O error...).
+    """A step file the server cannot read for a reason of the system (an I/O error...): 503.
 
     Built by `unreadable`, so the message names the step as pages do, never its path (and
     takes one argument, so it survives a trip through a process pool's pickling)."""
+
+
+class ForbiddenFile(UnreadableFile):
+    """A step file the server's user may not read (permission denied): 403. The viewer is up
+    and the rest of the bucket answers; this one file is closed to it, which is no outage."""
 
 
 def os_reason(exc: OSError) -> str:
@@ -45,6 +50,8 @@ def unreadable(name: str, exc: OSError) -> StoreError:
     """The store's error for an OSError on step `name` ("train/8.jsonl")."""
     if isinstance(exc, FileNotFoundError):
         return NotFound(f"step {name} no longer exists")
+    if isinstance(exc, PermissionError):
+        return ForbiddenFile(f"{name} cannot be read: {os_reason(exc)}")
     return UnreadableFile(f"{name} cannot be read: {os_reason(exc)}")
 
 

@@ -6,7 +6,9 @@ corrupted on disk may hold bytes that are not UTF-8. msgspec rejects all three; 
 library accepts them, and what it returns is cleaned here so that nothing downstream ever sees a
 lone surrogate (they become U+FFFD) and the sample says what was replaced. Numbers JSON allows
 but Python cannot hold (`1e999`, a 5,000-digit integer) never raise: they become `RawText`.
-Whatever we send out is strict JSON: non-finite numbers become `null`.
+Whatever we send out is strict JSON: non-finite numbers become `null`; what we write ourselves
+has integers beyond 64 bits as strings of their digits (`store.wire`), and so has one sample's
+answer (`without_wide_ints`), while a stream of a whole step sends strict lines as they are.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+
+from .wire import finite_or_none as finite_or_none  # re-exported: the store's face has it
+from .wire import is_wide, may_hold_wide_int, wire_value
 
 # Top-level values stay undecoded (msgspec.Raw) until asked for, so a line's multi-MB token-id
 # array is validated and skipped but never turned into Python objects.
@@ -236,21 +241,11 @@ def without_surrogates(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
-def finite_or_none(value: Any) -> Any:
-    """The value with every NaN/Infinity replaced by None, recursively."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite_or_none(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [finite_or_none(v) for v in value]
-    return value
-
-
 def dumps_strict(value: Any) -> bytes:
     """Strict JSON bytes, the one encoder of every JSON response: NaN/Infinity become null,
-    and a lone surrogate (from a file name read with `surrogateescape`, say) U+FFFD."""
-    text = json.dumps(finite_or_none(value), ensure_ascii=False, allow_nan=False)
+    integers beyond 64 bits strings, and a lone surrogate (from a file name read with
+    `surrogateescape`, say) U+FFFD."""
+    text = json.dumps(wire_value(value), ensure_ascii=False, allow_nan=False)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
@@ -258,5 +253,27 @@ def dumps_strict(value: Any) -> bytes:
 
 
 def line_as_json(decoded: DecodedLine, data: bytes) -> bytes:
-    """The line as strict JSON bytes, reusing the file's own bytes when they already are."""
+    """The line as strict JSON bytes, reusing the file's own bytes when they already are (its
+    numbers as written: `without_wide_ints` for an answer about one sample)."""
     return data if decoded.strict else dumps_strict(decoded.obj)
+
+
+def without_wide_ints(data: bytes) -> bytes:
+    """Strict JSON text `data` as it is, or, when it holds an integer beyond 64 bits, parsed
+    and written again with those integers as strings (`dumps_strict`). One pass over the bytes
+    checks (about 600 MB/s: for one sample, not for a stream of a whole step)."""
+    if not may_hold_wide_int(data):
+        return data
+    found: list[str] = []
+
+    def parse_int(text: str) -> int | RawText:
+        value = _parse_int(text)  # past 4,300 digits: RawText
+        if isinstance(value, RawText) or is_wide(value):
+            found.append(text)
+        return value
+
+    try:
+        value = json.loads(data, parse_int=parse_int)
+    except (ValueError, RecursionError):  # nested past Python's limit: sent as written
+        return data
+    return dumps_strict(value) if found else data

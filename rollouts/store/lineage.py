@@ -15,9 +15,12 @@ import hashlib
 import math
 import os
 from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from .catalog import Catalog
 from .errors import StoreError, unreadable
@@ -130,6 +133,53 @@ class Appearance:
     dataset: str | None
 
 
+class Appearances(Sequence[Appearance]):
+    """Every appearance of a prompt, in step then file order, made only when asked for: a
+    prompt in 60,000 samples costs its row numbers until a page of them is shown."""
+
+    def __init__(self, parts: list[tuple[StepPrompts, list[int]]]) -> None:
+        self._parts = parts  # each step holding the prompt, with its rows (file order)
+        self._starts = list(accumulate((len(rows) for _, rows in parts), initial=0))
+
+    def __len__(self) -> int:
+        return self._starts[-1]
+
+    @overload
+    def __getitem__(self, index: int) -> Appearance: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Appearance]: ...
+    def __getitem__(self, index: int | slice) -> Appearance | list[Appearance]:
+        if isinstance(index, slice):
+            return [self._make(i) for i in range(len(self))[index]]
+        if not -len(self) <= index < len(self):
+            raise IndexError("appearance index out of range")
+        return self._make(index % len(self))
+
+    def index_of(self, name: str, position: int) -> int | None:
+        """Where step `name`'s row `position` is among the appearances, or None."""
+        for (prompts, rows), start in zip(self._parts, self._starts, strict=False):
+            if prompts.name == name:
+                at = bisect_left(rows, position)
+                if at < len(rows) and rows[at] == position:
+                    return start + at
+        return None
+
+    def _make(self, index: int) -> Appearance:
+        part = bisect_right(self._starts, index) - 1
+        prompts, rows = self._parts[part]
+        row = rows[index - self._starts[part]]
+        return Appearance(
+            prompts.step,
+            prompts.name,
+            row,
+            prompts.columns.lines[row],
+            prompts.number("reward", row),
+            prompts.category("status", row),
+            prompts.number("response_length", row),
+            prompts.category("dataset", row),
+        )
+
+
 @dataclass(slots=True)
 class Lineage:
     """A prompt in a bucket: `find_prompt`'s answer."""
@@ -140,46 +190,52 @@ class Lineage:
     skipped: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class PromptPlaces:
+    """`locate_prompt`'s answer: `Lineage` with the appearances made on demand, so a page of
+    them costs a page."""
+
+    appearances: Appearances
+    steps: list[dict[str, Any]]
+    skipped: list[dict[str, Any]]
+
+
 def find_prompt(catalog: Catalog, bucket: str, prompt_id: int) -> Lineage:
+    """Every appearance of the prompt in the bucket, as `locate_prompt`, made at once."""
+    places = locate_prompt(catalog, bucket, prompt_id)
+    return Lineage(list(places.appearances), places.steps, places.skipped)
+
+
+def locate_prompt(catalog: Catalog, bucket: str, prompt_id: int) -> PromptPlaces:
     """Every appearance of the prompt in the bucket, in step then file order, and per step
     where it appears: its samples and their mean finite reward (the prompt's group). A step
     that cannot be read is skipped and named, so one bad file does not hide the rest."""
-    lineage = Lineage()
-    appearances, steps = lineage.appearances, lineage.steps
+    parts: list[tuple[StepPrompts, list[int]]] = []
+    steps: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
     for step in catalog.steps(bucket):
         try:
             prompts = step_prompts(catalog, bucket, step)
         except StoreError as exc:  # the store's message names the step, never its path
-            lineage.skipped.append({"step": step.step, "error": str(exc)})
+            skipped.append({"step": step.step, "error": str(exc)})
             continue
         except OSError as exc:
             message = str(unreadable(f"{bucket}/{step.filename}", exc))
-            lineage.skipped.append({"step": step.step, "error": message})
+            skipped.append({"step": step.step, "error": message})
             continue
         rows = prompts.rows_of(prompt_id)
         if not rows:
             continue
-        found = [
-            Appearance(
-                step.step,
-                step.name,
-                row,
-                prompts.columns.lines[row],
-                prompts.number("reward", row),
-                prompts.category("status", row),
-                prompts.number("response_length", row),
-                prompts.category("dataset", row),
-            )
-            for row in rows
-        ]
-        appearances += found
-        rewards = [a.reward for a in found if a.reward is not None]
+        parts.append((prompts, rows))
+        reward = prompts.columns.numeric.get("reward")
+        values = [] if reward is None else [reward[row] for row in rows]
+        rewards = [v for v in values if math.isfinite(v)]
         steps.append(
             {
                 "step": step.step,
                 "name": step.name,
-                "samples": len(found),
+                "samples": len(rows),
                 "mean_reward": math.fsum(rewards) / len(rewards) if rewards else None,
             }
         )
-    return lineage
+    return PromptPlaces(Appearances(parts), steps, skipped)

@@ -22,7 +22,7 @@ from ..presentation.pair import pair, side
 from ..presentation.worddiff import WORDS_COMPARED
 from ..runs import catalog_of, current_run, data_dir_of, get_catalog
 from ..store import BadRequest, Catalog, Columns, NotFound, StepIndex, step_filename
-from ..store.compare import SOLVED_ABOVE, compare_steps, prompt_groups
+from ..store.compare import SOLVED_ABOVE, compare_steps, first_row_of
 from ..store.previews import prompt_previews
 from ..store.promptid import parse_prompt_id
 from .decorators import api, page
@@ -124,6 +124,9 @@ def compare_context(request: HttpRequest, bucket: str) -> dict[str, Any]:
         "flipped": listed,
     }
     prompt = request.GET.get("prompt")
+    # Checked for the page and the JSON alike: a bad id is a 400, one not in both steps a 404.
+    chosen = _chosen_prompt(request, a, b, prompt) if prompt else None
+    data["prompt"] = chosen
     return {"data": data, "a": a, "b": b, "page_url": page_url, "prompt": prompt}
 
 
@@ -132,20 +135,33 @@ def _dataset(columns: Columns, row: int) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _pair(request: HttpRequest, a: Side, b: Side, prompt: str) -> dict[str, Any]:
-    """The prompt's first sample in each step, side by side."""
+def _chosen_prompt(request: HttpRequest, a: Side, b: Side, prompt: str) -> dict[str, Any]:
+    """`prompt=`: its first sample in each step, `{"prompt_id", "a", "b"}` (each `{"position",
+    "line", "url"}`); a BadRequest when it is no prompt id, NotFound when a step lacks it."""
     wanted = parse_prompt_id(prompt)
     if wanted is None:
         raise BadRequest(f"prompt must be a prompt id (16 hex digits), got {prompt[:40]!r}")
-    sides = []
-    for s in (a, b):
-        group = prompt_groups(s.columns, s.index.invalid).get(wanted)
-        if group is None:
+    chosen: dict[str, Any] = {"prompt_id": prompt}
+    for key, s in (("a", a), ("b", b)):
+        position = first_row_of(s.columns, s.index.invalid, wanted)
+        if position is None:
             raise NotFound(f"step {s.label()} has no sample of prompt {prompt}")
-        position = group["rows"][0]
+        chosen[key] = {
+            "position": position,
+            "line": s.index.lines[position],
+            "url": s.sample_url(request, position),
+        }
+    return chosen
+
+
+def _pair(a: Side, b: Side, chosen: dict[str, Any]) -> dict[str, Any]:
+    """The prompt's first sample in each step (`_chosen_prompt`), side by side."""
+    sides = []
+    for key, s in (("a", a), ("b", b)):
+        position = chosen[key]["position"]
         values = s.index.read(position).decoded.values()
-        title = f"step {s.label()}, line {s.index.lines[position]}"
-        sides.append(side(title, s.sample_url(request, position), values))
+        title = f"step {s.label()}, line {chosen[key]['line']}"
+        sides.append(side(title, chosen[key]["url"], values))
     return pair(*sides)
 
 
@@ -162,6 +178,8 @@ def compare_page(request: HttpRequest, bucket: str) -> HttpResponse:
     data = built["data"]
     prompt = built["prompt"]
     query = built["page_url"].partition("?")[2]
+    if data["prompt"]:  # the twin of this very page: the pair's samples too
+        query += "&" + urlencode({"prompt": prompt})
     json_url = app_url(request, "api-compare", bucket=bucket) + "?" + query
     context.update(
         {
@@ -175,7 +193,7 @@ def compare_page(request: HttpRequest, bucket: str) -> HttpResponse:
             "a_label": built["a"].label(),
             "b_label": built["b"].label(),
             "threshold_text": request.GET.get("threshold", ""),
-            "compared": _pair(request, built["a"], built["b"], prompt) if prompt else None,
+            "compared": _pair(built["a"], built["b"], data["prompt"]) if data["prompt"] else None,
             "compared_prompt": prompt,
             "diff_words": WORDS_COMPARED,
             "json_url": json_url,

@@ -13,13 +13,16 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHt
 from django.template.response import SimpleTemplateResponse
 
 from ..store import BadRequest, NotFound, StoreError, UnreadableLine, dumps_strict
-from ..store.errors import unreadable
+from ..store.errors import ForbiddenFile, unreadable
+from ..store.jsonio import without_wide_ints
 
 logger = logging.getLogger("rollouts")
 
 JSON_TYPE = "application/json"
+# Anything else (the data directory missing or unreadable, a step's I/O error) is a 503.
 _STATUS_OF: list[tuple[type[StoreError], HTTPStatus]] = [
     (NotFound, HTTPStatus.NOT_FOUND),
+    (ForbiddenFile, HTTPStatus.FORBIDDEN),  # a step the server's user may not read
     (BadRequest, HTTPStatus.BAD_REQUEST),
     (UnreadableLine, HTTPStatus.UNPROCESSABLE_ENTITY),
 ]
@@ -68,7 +71,9 @@ def _drop_content(response: HttpResponse) -> None:
 
 
 def with_raw(head: dict[str, Any], key: str, raw: bytes) -> bytes:
-    """`head` as a JSON object with `key` set to `raw`, JSON text that is already encoded."""
+    """`head` as a JSON object with `key` set to `raw`, JSON text that is already encoded
+    (one sample: its integers beyond 64 bits become strings, as in every object we write)."""
+    raw = without_wide_ints(raw)
     return dumps_strict(head)[:-1] + b', "' + key.encode() + b'": ' + raw + b"}"
 
 

@@ -16,6 +16,7 @@ from ..presentation.table import (
     COLUMNS,
     ROWS_PER_PAGE,
     next_order,
+    page_numbers,
     page_window,
     sort_column,
     table_row,
@@ -115,7 +116,7 @@ def table_context(request: HttpRequest, bucket: str, step: str) -> dict[str, Any
         },
         "page_links": [
             {"page": n, "url": page_url(n) if n is not None else None}
-            for n in _page_numbers(current, pages)
+            for n in page_numbers(current, pages)
         ],
         "choices": _choices(index, None, selection),
         "query": selection,
@@ -142,18 +143,6 @@ def table_page(request: HttpRequest, bucket: str, step: str) -> HttpResponse:
         }
     )
     return TemplateResponse(request, "rollouts/table.html", context)
-
-
-def _page_numbers(current: int, pages: int) -> list[int | None]:
-    """The page links shown: the first, the last, and two around the current (None: a gap)."""
-    near = {1, pages, *range(current - 2, current + 3)}
-    shown = sorted(n for n in near if 1 <= n <= pages)
-    numbers: list[int | None] = []
-    for n in shown:
-        if numbers and n - (numbers[-1] or 0) > 1:
-            numbers.append(None)
-        numbers.append(n)
-    return numbers
 
 
 @api("GET", "HEAD")

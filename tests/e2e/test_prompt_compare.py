@@ -95,6 +95,12 @@ def test_the_prompts_json_lists_every_appearance(viewer: ServerProcess):
         "steps": [{"step": 1, "samples": 2, "mean_reward": 1.0},
                   {"step": 2, "samples": 2, "mean_reward": 1.0}],
         "skipped": [],
+        "total": 4, "page": 1, "pages": 1, "page_size": 200,
+        "urls": {"page": f"/runs/alpha/train/prompt/{pid(P)}/",
+                 "json": f"/runs/alpha/api/jsonl/train/prompt/{pid(P)}",
+                 "first": f"/runs/alpha/api/jsonl/train/prompt/{pid(P)}",
+                 "prev": None, "next": None,
+                 "last": f"/runs/alpha/api/jsonl/train/prompt/{pid(P)}"},
     }  # fmt: skip
     listed = api(viewer, f"/runs/beta/api/jsonl/train/prompt/{pid(Q)}")
     assert listed["prompt"] == Q

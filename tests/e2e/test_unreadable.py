@@ -1,7 +1,8 @@
 """A step the server may not read (issue 12, section 2), against a real `visualize` process that
 is subject to file permissions (see tests/support/unprivileged.py: `nobody`, or root without
 the capabilities that bypass them). Every page and endpoint touching the step answers the
-viewer's error page or JSON error naming the step, never a 500, never the server's path; and
+viewer's error page or JSON error naming the step with a 403 (a permission, not an outage: the
+data directory as a whole unreadable is the 503), never a 500, never the server's path; and
 the path walk of every endpoint runs here too, unreadable step included.
 """
 
@@ -72,7 +73,7 @@ def test_the_server_really_may_not_read_the_step(served):
     status, _, body = request(server.url("/api/jsonl/train/file/1.jsonl/stats"))
     assert status == 200, (how, body[:300])
     status, _, body = request(server.url(f"/api/jsonl/train/file/{UNREADABLE_STEP}.jsonl/stats"))
-    assert status == 503, (how, status, body[:300])
+    assert status == 403, (how, status, body[:300])  # forbidden: a permission, not an outage
 
 
 STEP_PAGES = [
@@ -97,7 +98,7 @@ def test_every_page_of_the_step_is_the_viewers_error_page_naming_it(served, path
     server, data, _ = served
     status, headers, body = request(server.url(path))
     html = body.decode()
-    assert status == 503 and headers["content-type"].startswith("text/html"), html[:300]
+    assert status == 403 and headers["content-type"].startswith("text/html"), html[:300]
     assert MESSAGE in html and 'class="rv-error"' in html
     assert str(data) not in html and "Traceback" not in html
     assert 'id="rv-step"' in html  # the step selector still works around the message
@@ -107,9 +108,10 @@ def test_every_page_of_the_step_is_the_viewers_error_page_naming_it(served, path
 def test_every_endpoint_of_the_step_is_the_json_error_naming_it(served, path):
     server, data, _ = served
     status, headers, body = request(server.url(path))
-    assert status == 503 and headers["content-type"] == "application/json", body[:300]
+    assert status == 403 and headers["content-type"] == "application/json", body[:300]
     error = loads_strict(body)
     assert error["ok"] is False and error["message"] == MESSAGE
+    assert (error["status"], error["error"]) == (403, "Forbidden")
     assert str(data) not in body.decode()
 
 
@@ -117,7 +119,7 @@ def test_the_bucket_and_its_trends_go_on_without_it(served):
     server, data, _ = served
     # To the newest step (urllib follows the redirect): the unreadable one, which says why.
     status, _, body = request(server.url("/train/"))
-    assert status == 503 and MESSAGE in body.decode()
+    assert status == 403 and MESSAGE in body.decode()
     status, _, body = request(server.url("/api/jsonl/train/trends"))
     trends = loads_strict(body)
     deadline = time.monotonic() + 60  # the background pass: a few steps, a moment
@@ -140,7 +142,7 @@ def test_no_endpoint_answers_500_or_holds_the_path(served):
     secrets = [str(data), str(data.resolve()), str(data.parent.parent)]
     assert leaks(answers, secrets) == []
     assert server_errors(answers) == []
-    assert answers[("GET", f"/train/{UNREADABLE_STEP}/stats/")][0] == 503
+    assert answers[("GET", f"/train/{UNREADABLE_STEP}/stats/")][0] == 403
 
 
 def test_a_page_streamed_while_the_step_becomes_unreadable_closes_with_the_reason(served):
