@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable
@@ -30,10 +31,22 @@ ACK_SUFFIX = ".ack"  # beside the control file: the loop says it is blocked in a
 POLL_SECONDS = 0.15  # between reads while paused
 
 
+MAX_BYTES = 1 << 16  # a control file or an ack is a few dozen bytes
+
+
 def _read(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The file's JSON object, or {}: missing, unreadable, too big, or not a regular file (the
+    viewer reads the ack on every poll: a FIFO put in its place must not block it)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return {}
+    try:
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return {}
+            data = json.loads(file.read(MAX_BYTES + 1).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -12,14 +12,21 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .logring import ERROR, LogRing
 from .progress import Progress
 from .recovery import path_scrubber
+from .runfiles import Refused, open_read
 
 STREAMS = (("stdout.log", "stdout"), ("stderr.log", "stderr"))
 POLL = 0.05  # seconds between looks at a log file that has nothing new
+MAX_LINE_BYTES = 64 * 1024  # a longer line is cut here; the rest of it, to its newline, skipped
+SKIP_BYTES = 1 << 20  # read at a time while skipping the rest of a cut line
+CUT = (
+    f"[viewer] the line above was longer than {MAX_LINE_BYTES // 1024} KiB:"
+    " cut there, the rest of it skipped"
+)
 
 
 class JobOutput:
@@ -59,7 +66,7 @@ class JobOutput:
         """The log files' sizes now: what is in them is older than what comes next."""
         for name, _ in STREAMS:
             try:
-                self.old_bytes[name] = (run_dir / name).stat().st_size
+                self.old_bytes[name] = (run_dir / name).lstat().st_size
             except OSError:
                 self.old_bytes[name] = 0
 
@@ -80,28 +87,61 @@ class JobOutput:
         self.log.add(f"[viewer] resumed{said} at {start} timesteps", "stdout")
 
     def _read(self, path: Path, name: str, kind: str, done: threading.Event, old: int) -> None:
-        partial = b""
-        with open(path, "a+b") as stream:
+        """`path` line by line from where reading ended, until `done` and its end. A line
+        longer than MAX_LINE_BYTES is cut there and the rest of it skipped, with a line saying
+        so: a child writing without newlines costs this reader MAX_LINE_BYTES, not its output."""
+        stream = self._opened(path, done)
+        if stream is None:
+            return
+        with stream:
             stream.seek(self.read_to[name])
             line_start = stream.tell()
+            partial = b""
+            skipping = False  # in the rest of a line that was cut
             while True:
-                chunk = stream.readline()
-                if chunk.endswith(b"\n"):
+                limit = SKIP_BYTES if skipping else MAX_LINE_BYTES + 1 - len(partial)
+                chunk = stream.readline(limit)
+                whole = chunk.endswith(b"\n")
+                if skipping:
+                    skipping = not whole
+                    if whole:
+                        line_start = self.read_to[name] = stream.tell()
+                elif whole or len(partial) + len(chunk) > MAX_LINE_BYTES:
                     end = stream.tell()
                     if kind == "stdout":
                         self._reach(line_start)
-                    self.line((partial + chunk).decode("utf-8", "replace"), kind, end > old)
+                    text = partial + chunk if whole else (partial + chunk)[:MAX_LINE_BYTES]
+                    self.line(text.decode("utf-8", "replace"), kind, end > old)
+                    if not whole:
+                        self.log.add(CUT, "stdout")
+                        skipping = True
                     partial, line_start = b"", end
                     self.read_to[name] = end
                     continue
-                partial += chunk
-                if done.is_set() and not chunk:
+                else:
+                    partial += chunk
+                if chunk:
+                    continue
+                if done.is_set():
                     if partial:
                         self.line(partial.decode("utf-8", "replace"), kind)
-                        self.read_to[name] = stream.tell()
+                    self.read_to[name] = stream.tell()
                     return
-                if not chunk:
-                    time.sleep(POLL)
+                time.sleep(POLL)
+
+    def _opened(self, path: Path, done: threading.Event) -> BinaryIO | None:
+        """The log file, once it exists (None if it never does before `done`); never through a
+        symbolic link, never a FIFO: a file that is not the job's output is not read."""
+        while True:
+            try:
+                return open_read(path)
+            except FileNotFoundError:
+                if done.is_set():
+                    return None
+                time.sleep(POLL)
+            except Refused as exc:
+                self.log.add(f"[viewer] {exc}", "error")
+                return None
 
     def _reach(self, offset: int) -> None:
         while self._boundaries and int(self._boundaries[0]["stdout_offset"]) <= offset:

@@ -29,6 +29,7 @@ from .raycluster import (
     shown_line,
     status_name,
 )
+from .runfiles import Refused, open_append, write_all
 from .snapshot import backend_part
 
 STATUS_EVERY = 0.5  # seconds between status reads
@@ -52,6 +53,7 @@ class RayJob(Job):
         self._pumped = threading.Event()  # the tail into stdout.log has ended
         self._mirror_lock = threading.Lock()
         self._mirror_closed = False  # the log is complete: a late piece of the tail is dropped
+        self._mirror: int | None = None  # stdout.log, opened once (never through a link)
 
     # -- the backend's hooks
 
@@ -67,6 +69,10 @@ class RayJob(Job):
         }
         working_dir = self.spec.ray.get("working_dir") or str(self.spec.base)
         try:
+            mirror = open_append(self.run_dir / "stdout.log")  # before anything is submitted
+        except Refused as exc:
+            raise JobError(str(exc)) from None
+        try:
             self.cluster.call(
                 "submit_job",
                 entrypoint=entrypoint_for(self.record["command"], working_dir),
@@ -74,18 +80,21 @@ class RayJob(Job):
                 runtime_env={"env_vars": env},
                 metadata={"relax_viewer_job": job_id},
             )
-        except Rejected as exc:
-            raise JobError(f"the cluster rejected the job: {exc}") from None
-        log = self.run_dir / "stdout.log"
-        with open(log, "ab") as out:
-            out.write(f"[viewer] submitted as Ray job {sid} to {self.cluster.shown}\n".encode())
+        except BaseException as exc:
+            os.close(mirror)
+            if isinstance(exc, Rejected):
+                raise JobError(f"the cluster rejected the job: {exc}") from None
+            raise
+        said = f"[viewer] submitted as Ray job {sid} to {self.cluster.shown}\n"
+        write_all(mirror, said.encode())
+        self._mirror = mirror
         self.record.update(
             pid=None,
             ray_address=self.cluster.address,
             submission_id=sid,
             submissions=[*previous, sid],
             ray_status="PENDING",
-            log_start=log.stat().st_size,
+            log_start=os.fstat(mirror).st_size,
         )
 
     def _alive(self) -> bool:
@@ -116,6 +125,8 @@ class RayJob(Job):
         return info
 
     def _follow(self) -> None:
+        if self._mirror is None and not self.record.get("log_complete"):
+            self._open_mirror()  # re-attached: the mirror goes on in the same file
         if not self._done.is_set():
             threading.Thread(target=self._pump, daemon=True).start()
         else:  # ended: its whole log before the readers start (they stop at its end)
@@ -130,6 +141,7 @@ class RayJob(Job):
             time.sleep(STATUS_EVERY if self.cluster.reachable else RETRY_EVERY)
         self._pumped.wait(DRAIN_SECONDS)
         self._complete_log()
+        self._close_mirror()
         code = self.record.get("exit_code")
         return code if isinstance(code, int) else None
 
@@ -177,36 +189,54 @@ class RayJob(Job):
 
     # -- the log, mirrored from Ray into stdout.log
 
-    def _mirrored(self) -> int:
-        """Bytes of this submission's log already in stdout.log."""
+    def _open_mirror(self) -> None:
+        """stdout.log of a re-attached job, opened once for the mirror; a file the viewer will
+        not write (a link, another user's) leaves the log unmirrored, and the job says so."""
         try:
-            size = (self.run_dir / "stdout.log").stat().st_size
-        except OSError:
+            self._mirror = open_append(self.run_dir / "stdout.log")
+        except Refused as exc:
+            self._mirror_closed = True
+            self.record["message"] = f"the Ray log is not mirrored: {exc}"
+            self.output.log.add(f"[viewer] {self.record['message']}", "error")
+
+    def _close_mirror(self) -> None:
+        with self._mirror_lock:
+            self._mirror_closed = True
+            if self._mirror is not None:
+                os.close(self._mirror)
+                self._mirror = None
+
+    def _mirrored(self) -> int:
+        """Bytes of this submission's log already in stdout.log (the file the mirror holds
+        open, whatever the name now points to)."""
+        if self._mirror is None:
             return 0
+        size = os.fstat(self._mirror).st_size
         start = self.record.get("log_start")
         return max(0, size - start) if isinstance(start, int) else 0
 
     def _append(self, skip: list[int] | None, text: str) -> None:
         """`text` onto stdout.log past the first `skip[0]` bytes the stream repeats; with no
-        `skip`, Ray's whole log: what the mirror lacks of it, and nothing after."""
+        `skip`, Ray's whole log: what the mirror lacks of it, and nothing after. Written
+        through the one descriptor the mirror holds, never by opening the name again."""
         data = text.encode("utf-8", "replace")
         with self._mirror_lock:
-            if self._mirror_closed:
+            if self._mirror_closed or self._mirror is None:
                 return
             if skip is None:
                 skip, self._mirror_closed = [self._mirrored()], True
             cut = min(skip[0], len(data))
             skip[0] -= cut
             if data[cut:]:
-                with open(self.run_dir / "stdout.log", "ab") as out:
-                    out.write(data[cut:])
+                write_all(self._mirror, data[cut:])
 
     def _pump(self) -> None:
         """Ray's tail into stdout.log; after a break (cluster unreachable) the stream starts at
         the beginning again, so what is already mirrored is skipped."""
         try:
             while self._ray_status not in (*TERMINAL, "UNKNOWN") and not self._done.is_set():
-                skip = [self._mirrored()]
+                with self._mirror_lock:
+                    skip = [self._mirrored()]
                 try:
                     self.cluster.tail(self.record["submission_id"], partial(self._append, skip))
                     break  # the stream ended with the job

@@ -13,17 +13,19 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from .runfiles import read_small
+
 MAX_JSON_BYTES = 1 << 20
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # where `rollouts` is installed
 
 
 def read_json(path: Path) -> Any:
-    """A small JSON file's content, or None (missing, too big, unreadable)."""
+    """A small JSON file's content, or None (missing, too big, unreadable, not a regular file:
+    a FIFO a job put there must not hold the reading thread)."""
+    data = read_small(path, MAX_JSON_BYTES)
     try:
-        if path.stat().st_size > MAX_JSON_BYTES:
-            return None
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return json.loads(data.decode("utf-8")) if data is not None else None
+    except (ValueError, RecursionError):
         return None
 
 

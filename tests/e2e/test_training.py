@@ -68,7 +68,8 @@ def test_a_child_ignoring_the_control_file_is_killed_with_its_group(tmp_path):
     job = manager.start({"mode": "ignore"})
     pgid = job.record["pid"]
     until(lambda: len(ticks(manager)) >= 2, what="points")
-    assert len(process_group_members(pgid)) == 2  # the child and its `sleep` grandchild
+    # the supervisor (reaper.py), the child and its `sleep` grandchild
+    assert len(process_group_members(pgid)) == 3
     began = time.monotonic()
     job.stop()
     assert job.wait(15)
@@ -227,7 +228,7 @@ def test_ctrl_c_kills_a_child_ignoring_the_control_file_after_the_grace_period(t
         assert status == 200, started
         pid, job_id = started["job"]["pid"], started["job"]["id"]
         until(lambda: get_json(s.url("/api/train/state"))[1]["metrics"]["points"], what="points")
-        assert len(process_group_members(pid)) == 2  # the child and its grandchild
+        assert len(process_group_members(pid)) == 3  # the supervisor, the child, its grandchild
         began = time.monotonic()
         os.killpg(s.pid, signal.SIGINT)  # Ctrl+C
         s.proc.wait(30)
