@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from .runfiles import Refused, open_read
+
 EPISODE_ROWS = 200  # rows a page holds by default
 MAX_ROWS = 1000  # and at most
 HEAD_BYTES = 64 * 1024  # where the header must be
@@ -54,7 +56,9 @@ def episodes(
         return empty(offset, limit)
     path = run_dir / spec.episodes
     try:
-        with open(path, "rb") as f:
+        # A regular file only: a FIFO placed there would block the poll (links are followed,
+        # as a script may point its CSV elsewhere).
+        with open_read(path, follow=True) as f:
             st = os.fstat(f.fileno())
             with _lock:  # one counter of a file at a time; the reads are short
                 index = _index_of(str(path), f, st)
@@ -68,7 +72,7 @@ def episodes(
                     cells = _rows_between(f, index, first, last)
                     rows = [[_cell(c) for c in row] for row in cells]
                     index.page = (index.rows, first, last, rows)
-    except OSError:
+    except (OSError, Refused):
         return empty(offset, limit)
     return {
         "columns": index.columns,

@@ -95,7 +95,7 @@ class Job:
         record["attempts"] = attempts
         try:
             job._launch()
-        except JobError:
+        except Exception:  # a JobError, or anything else: nothing of a refused start stays
             if made:
                 _remove_new_run_dir(run_dir, made)
             raise

@@ -124,8 +124,9 @@ def _supervised(
                 pass_fds=(write,),
                 start_new_session=True,  # its own session and process group: stopped as a whole
             )
-        except OSError as exc:
-            raise JobError(f"cannot start the training supervisor: {exc.strerror}") from None
+        except (OSError, ValueError) as exc:  # ValueError: an argument no OS can take (NUL)
+            why = getattr(exc, "strerror", None) or str(exc)
+            raise JobError(f"cannot start the training supervisor: {why}") from None
         os.close(write)
         write = -1
         answer = b""

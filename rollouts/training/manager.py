@@ -81,18 +81,19 @@ class Manager:
                 job_id, run_dir = previous.record["id"], previous.run_dir
                 builtins["resume_path"] = _relative(run_dir / target["checkpoint"], self.spec.base)
                 start_ticks = target["timesteps"] if isinstance(target["timesteps"], int) else 0
-                # The resumed process's lines follow the previous one's in the same log ring:
-                # its readers must have reached the end of the files first.
-                previous.wait(10)
                 output = previous.output
             else:
                 job_id, run_dir = self._new_id()
                 start_ticks = 0
                 carried = {}
                 output = None
-            clean, errors = self.spec.validate(values, base)
+            clean, errors = self.spec.validate(values, base)  # a refusal is said at once
             if errors:
                 raise ValidationFailed(errors)
+            if resume_latest and previous is not None:
+                # The resumed process's lines follow the previous one's in the same log ring:
+                # its readers must have reached the end of the files first.
+                previous.wait(10)
             relative_run = _relative(run_dir, self.spec.base)
             builtins.update(
                 job_id=job_id, run_dir=relative_run, control_file=f"{relative_run}/control.json"
