@@ -45,26 +45,44 @@ def _number(value: float | None) -> str:
     return "–" if value is None else format_number(value)  # noqa: RUF001 (an en dash: no value)
 
 
+# A prompt shared by 60,000 samples would be a list of 60,000 rows (as the web page was before
+# it paged): each step lists its first samples, and the whole list stops at a bound.
+SAMPLES_PER_STEP = 50
+MOST_OPTIONS = 2000
+
+
 def history_options(history: History) -> list[Option]:
-    """A disabled heading per step (its mean reward), then its samples, each openable; a
-    sample's option id is "STEP_NAME:POSITION"."""
+    """A disabled heading per step (its mean reward), then its first samples, each openable;
+    a sample's option id is "STEP_NAME:POSITION". A line says what was left out."""
     options: list[Option] = []
     by_step: dict[int, list[Appearance]] = {}
     for a in history.appearances:
         by_step.setdefault(a.step, []).append(a)
-    for step in history.steps:
+    for n, step in enumerate(history.steps):
+        if len(options) >= MOST_OPTIONS:
+            rest = history.steps[n:]
+            left = sum(s["samples"] for s in rest)
+            options.append(Option(f"… {len(rest)} more steps, {left} samples", disabled=True))
+            break
         found = by_step[step["step"]]
         heading = (
             f"step {step['name']}: {step['samples']} sample{'s' if step['samples'] != 1 else ''},"
             f" mean reward {_number(step['mean_reward'])}"
         )
         options.append(Option(heading, disabled=True))
+        if len(found) > SAMPLES_PER_STEP:
+            more = len(found) - SAMPLES_PER_STEP
+            found = found[:SAMPLES_PER_STEP]
+        else:
+            more = 0
         for a in found:
             length = "–" if a.response_length is None else f"{a.response_length:g}"  # noqa: RUF001
             text = (
                 f"   line {a.line}: reward {_number(a.reward)}, {a.status or '–'}, length {length}"  # noqa: RUF001
             )
             options.append(Option(text, id=f"{a.name}:{a.position}"))
+        if more:
+            options.append(Option(f"   … {more} more samples in this step", disabled=True))
     return options
 
 

@@ -70,3 +70,28 @@ def test_h_lists_the_prompts_steps_and_enter_opens_one(bucket, data_dir):
         assert (step_of(app), app.session.position) == (3, 3)
 
     drive(app, scenario)
+
+
+def test_a_prompt_shared_by_many_samples_lists_a_bounded_few():
+    """60,000 samples of one prompt were 60,000 rows: each step lists its first samples, and
+    the whole list stops at MOST_OPTIONS, each cut said in a row."""
+    from rollouts.store.lineage import Appearance
+    from rollouts.tui.history import MOST_OPTIONS, SAMPLES_PER_STEP, History, history_options
+
+    def appearance(step: int, position: int) -> Appearance:
+        return Appearance(
+            step=step, name=str(step), position=position, line=position + 1, reward=0.0,
+            status="completed", response_length=3.0, dataset=None,
+        )  # fmt: skip
+
+    steps = [{"step": 1, "name": "1", "samples": 60_000, "mean_reward": 0.0}]
+    one_step = History("p", [appearance(1, i) for i in range(60_000)], steps, [])
+    listed = history_options(one_step)
+    assert len(listed) == 1 + SAMPLES_PER_STEP + 1
+    assert str(listed[-1].prompt) == f"   … {60_000 - SAMPLES_PER_STEP} more samples in this step"
+    many = History("p", [appearance(s, i) for s in range(1000) for i in range(3)],
+                   [{"step": s, "name": str(s), "samples": 3, "mean_reward": 0.0}
+                    for s in range(1000)], [])  # fmt: skip
+    listed = history_options(many)
+    assert MOST_OPTIONS <= len(listed) < MOST_OPTIONS + 6
+    assert str(listed[-1].prompt).startswith("… ") and listed[-1].disabled
