@@ -2,6 +2,15 @@
 
     .venv/bin/python bench/bench_scalars.py                     # 300 steps x 200 tags
     .venv/bin/python bench/bench_scalars.py --steps 1000 --tags 50
+    .venv/bin/python bench/bench_scalars.py --files 10000        # a run restarted 10,000 times
+    .venv/bin/python bench/bench_scalars.py --files 10000 --repo /tmp/old-checkout  # compare
+
+`--files N` measures a directory of N small event files instead (a run that restarted N times,
+each file `--tags` scalars at one step, dated a second apart): the cold read (how many files it
+read), the read after a restart, the unchanged poll over all of them, a poll that checks every
+file (the reader's sweep), a poll after one more file is written (the next restart), and the
+unchanged poll of a directory of one such file, all in one child process. `--repo` runs the
+reader of another checkout (the figures of a change, before and after, from the same bench).
 
 Writes `--steps` x `--tags` scalars with tensorboardX (torch's SummaryWriter format: one event
 per scalar, `simple_value`) into a temp dir, then, each in a fresh Python process (so the
@@ -82,6 +91,127 @@ else:
 print(json.dumps(out))
 """
 
+# --files: argv = [board, single, cache]; prints one JSON object.
+CHILD_FILES = r"""
+import json, statistics, sys, time
+from pathlib import Path
+sys.path.insert(0, REPO)
+from rollouts.store.diskcache import DiskCache
+from rollouts.store.scalars import ScalarStore, TensorBoardDir
+import tensorboard.compat.tensorflow_stub.pywrap_tensorflow, tensorboard.compat.proto.event_pb2
+board, single, cache = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+def store_of(root, disk):
+    return ScalarStore(TensorBoardDir(root.resolve(), root.name, "bench"), disk)
+def polls(store):
+    times = []
+    for _ in range(POLLS):
+        t = time.perf_counter()
+        store.refresh()
+        times.append(time.perf_counter() - t)
+    times.sort()
+    return statistics.median(times) * 1000, times[int(0.9 * len(times))] * 1000
+out = {}
+store = store_of(board, DiskCache(cache))
+t = time.perf_counter()
+store.refresh()
+out["cold_s"] = time.perf_counter() - t
+source = store.source()
+out["files_read"] = len(source["files"])
+out["message"] = source["message"]
+out["scalars"] = sum(len(store.points(tag)) for tag in store.tag_names())
+out["first_step"] = min(store.points(store.tag_names()[0]))[0]
+restarted = store_of(board, DiskCache(cache))
+t = time.perf_counter()
+restarted.refresh()
+out["restart_s"] = time.perf_counter() - t
+out["restart_records"] = restarted.records_read()
+out["poll_ms"], out["poll_p90_ms"] = polls(restarted)
+import rollouts.store.scalars.store as module
+if hasattr(module, "SWEEP_S"):  # a poll that lists and checks every file (every SWEEP_S)
+    module.SWEEP_S, saved = 0.0, module.SWEEP_S
+    t = time.perf_counter()
+    restarted.refresh()
+    out["sweep_ms"] = (time.perf_counter() - t) * 1000
+    module.SWEEP_S = saved
+else:  # every poll of this reader does
+    out["sweep_ms"] = out["poll_ms"]
+from tests.support.events import record, scalar_event
+k = FILES  # the next restart's file: the directory changed
+wall = 1_700_000_000.0 + k
+(board / f"events.out.tfevents.{int(wall)}.host.{k}.0").write_bytes(
+    record(scalar_event("train/m0", k, 1.0, wall)))
+t = time.perf_counter()
+restarted.refresh()
+out["new_file_ms"] = (time.perf_counter() - t) * 1000
+out["new_file_seen"] = restarted.points("train/m0")[-1][0] == k
+one = store_of(single, None)
+one.refresh()
+out["one_poll_ms"], out["one_poll_p90_ms"] = polls(one)
+print(json.dumps(out))
+"""
+
+
+def write_files(board: Path, files: int, tags: int) -> None:
+    """`files` event files of `tags` scalars each, one step per file: file k holds step k and
+    is named (and dated) as the k-th restart's writer would name it."""
+    import os
+
+    sys.path.insert(0, str(REPO_ROOT))
+    from tests.support.events import record, scalar_event
+
+    board.mkdir(parents=True)
+    for k in range(files):
+        wall = 1_700_000_000.0 + k
+        path = board / f"events.out.tfevents.{int(wall)}.host.{k}.0"
+        path.write_bytes(
+            b"".join(record(scalar_event(f"train/m{t}", k, k + t, wall)) for t in range(tags))
+        )
+        os.utime(path, (wall, wall))
+
+
+def bench_files(args: argparse.Namespace, repo: Path) -> None:
+    work = Path(tempfile.mkdtemp(prefix="bench-scalars-files-"))
+    try:
+        board, single = work / "many" / "tensorboard_log", work / "one" / "tensorboard_log"
+        started = time.perf_counter()
+        write_files(board, args.files, args.tags)
+        write_files(single, 1, args.tags)
+        print(
+            f"{args.files:,} event files of {args.tags} scalars each (one step per file),"
+            f" written in {time.perf_counter() - started:.1f} s; reader of {repo}"
+        )
+        code = f"REPO = {str(repo)!r}; POLLS = {POLLS}; FILES = {args.files}\n" + CHILD_FILES
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(board), str(single), str(work / "cache")],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        expected = args.files * args.tags
+        rows = [
+            ("cold read (empty disk cache)", f"{r['cold_s']:.3f} s",
+             f"{r['files_read']:,} of {args.files:,} files, {r['scalars']:,} of {expected:,}"
+             f" scalars, first step {r['first_step']}"),
+            ("source.message", "", repr(r["message"])),
+            ("read after a restart (disk cache)", f"{r['restart_s']:.3f} s",
+             f"{r['restart_records']} records read from the event files"),
+            (f"unchanged poll, {r['files_read']:,} files (median, p90)",
+             f"{r['poll_ms']:.3f} ms, {r['poll_p90_ms']:.3f} ms", f"{POLLS} refreshes"),
+            ("a poll that checks every file", f"{r['sweep_ms']:.3f} ms",
+             "a sweep (the new reader: every 10 s; the old one: every poll)"),
+            ("poll after one more file", f"{r['new_file_ms']:.3f} ms",
+             f"the new file read: {r['new_file_seen']}"),
+            ("unchanged poll, 1 file (median, p90)",
+             f"{r['one_poll_ms']:.3f} ms, {r['one_poll_p90_ms']:.3f} ms",
+             f"many / one: {r['poll_ms'] / max(r['one_poll_ms'], 1e-6):.1f}x"),
+        ]  # fmt: skip
+        width = max(len(row[0]) for row in rows)
+        for name, value, note in rows:
+            print(f"  {name:<{width}}  {value:>20}  {note}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
 
 def write_board(board: Path, steps: int, tags: int) -> float:
     from tensorboardX import SummaryWriter
@@ -134,8 +264,15 @@ def http_polls(work: Path, cache: Path, *flags: str) -> tuple[float, float, dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--tags", type=int, default=200)
+    parser.add_argument("--tags", type=int, default=None, help="200; 4 with --files")
+    parser.add_argument("--files", type=int, default=0, help="N small event files instead")
+    parser.add_argument("--repo", type=Path, default=REPO_ROOT, help="whose reader (--files)")
     args = parser.parse_args()
+    if args.files:
+        args.tags = 4 if args.tags is None else args.tags
+        bench_files(args, args.repo.resolve())
+        return
+    args.tags = 200 if args.tags is None else args.tags
     work = Path(tempfile.mkdtemp(prefix="bench-scalars-"))
     try:
         board, cache = work / "tensorboard_log", work / "cache"

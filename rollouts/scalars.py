@@ -21,8 +21,8 @@ from .store.reading import EV_WINDOW, update_rules
 from .store.scalars import (
     INSTALL_HINT,
     ScalarStore,
-    event_files,
     find_tensorboard,
+    list_event_files,
     tensorboard_available,
 )
 from .store.scalars.discovery import TENSORBOARD_DIR_NAME
@@ -110,10 +110,11 @@ def trend_scalars(data_root: Path, run: str | None, steps: list[int]) -> TrendSc
     if store is None:
         return TrendScalars(absent_source(why))
     store.refresh()
-    result = TrendScalars(store.source())
+    snapshot = store.snapshot()  # one version for the whole answer
+    result = TrendScalars(store.source(snapshot))
     wanted = set(steps)
-    for tag in store.tag_names():
-        points = store.points(tag)
+    for tag in snapshot.tag_names():
+        points = snapshot.points(tag)
         if not points:
             continue
         key = PREFIX + tag
@@ -199,10 +200,17 @@ def tensorboard_flag_problem(raw: str | None, runs: dict[str, Path]) -> str | No
 
 
 def scalars_state(data_root: Path, run: str | None) -> str:
-    """What the start-up banner says of a run's scalars: where, how many event files (unread)."""
+    """What the start-up banner says of a run's scalars: where, how many event files (unread),
+    and how many of them will be read when there are more than the limit."""
     store, why = store_for(data_root, run)
     if store is None:
         return why
-    count = len(event_files(store.tb.root))
+    listing = list_event_files(store.tb.root, store.max_files)
+    count = listing.found
     found = f"{count} event file{'s' if count != 1 else ''} in {store.tb.shown} ({store.tb.origin})"
+    if count > len(listing.files):
+        found += (
+            f"; read the newest {len(listing.files):,} of {count:,} event files"
+            f" (at most {store.max_files:,})"
+        )
     return found if tensorboard_available() or not count else f"{found}; {INSTALL_HINT}"

@@ -5,7 +5,10 @@
      "series": {tag: [[step, value, wall_time], ...]}}
 
 `tags=a,b` keeps only those tags (unknown ones are simply absent: a live run may not have
-logged them yet); `after=STEP` keeps only points of later steps. NaN and infinities are null.
+logged them yet); `after=STEP` keeps only points of later steps (without it, every point: a
+step may be negative, as TensorBoard's are int64, and `tags` counts the same points `series`
+holds). NaN and infinities are null. The whole answer comes from one published version of the
+scalars (`source.version`), never from two.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ from .responses import json_response
 from .trends import STEP_MAX
 
 MAX_TAGS_PARAM = 1000  # tags one request may name
+STEP_MIN = -(2**63)  # TensorBoard's steps are int64
 
 
 @api("GET", "HEAD")
 def api_scalars(request: HttpRequest) -> HttpResponseBase:
-    after = int_param(request, "after", -1, -1, STEP_MAX)
+    after = int_param(request, "after", STEP_MIN - 1, STEP_MIN, STEP_MAX)
     named = (t.strip() for t in request.GET.get("tags", "").split(","))
     wanted = [t for t in named if t][:MAX_TAGS_PARAM]
     store, why = store_for(get_catalog(request).root, current_run(request))
@@ -35,11 +39,12 @@ def api_scalars(request: HttpRequest) -> HttpResponseBase:
     store.refresh()
     if store.missing_package:
         raise Unavailable(INSTALL_HINT)
-    tags = store.tags()
+    snapshot = store.snapshot()
+    tags = snapshot.tags()
     if wanted:
         keep = set(wanted)
         tags = [t for t in tags if t["tag"] in keep]
     series = {
-        t["tag"]: [[s, v, w] for s, v, w in store.points(t["tag"]) if s > after] for t in tags
+        t["tag"]: [[s, v, w] for s, v, w in snapshot.points(t["tag"]) if s > after] for t in tags
     }
-    return json_response({"source": store.source(), "tags": tags, "series": series})
+    return json_response({"source": store.source(snapshot), "tags": tags, "series": series})

@@ -14,6 +14,7 @@ import pytest
 
 from rollouts.store.diskcache import DiskCache
 from rollouts.store.scalars import ScalarStore, TensorBoardDir
+from rollouts.store.scalars.store import CACHE_MIN_BYTES
 from tests.support.events import (
     event_file,
     record,
@@ -175,33 +176,47 @@ def test_a_rewritten_file_is_read_again_from_the_start(board: Path) -> None:
 
 def test_a_restart_reads_nothing_the_disk_cache_has(board: Path, tmp_path: Path) -> None:
     path = board / "events.out.tfevents.1.host"
-    path.write_bytes(b"".join(record(scalar_event("a", s, float(s))) for s in range(5)))
+    path.write_bytes(b"".join(record(scalar_event("a", s, float(s))) for s in range(200)))
+    assert path.stat().st_size >= CACHE_MIN_BYTES  # smaller ones are read again (cheaper)
     disk = DiskCache(tmp_path / "cache")
     store_of(board, disk).refresh()
     restarted = store_of(board, disk)  # a new viewer process: a new store, the same disk cache
     restarted.refresh()
     assert restarted.records_read() == 0
-    assert values(restarted, "a") == [(s, float(s)) for s in range(5)]
+    assert values(restarted, "a") == [(s, float(s)) for s in range(200)]
     with path.open("ab") as f:  # written while the viewer was down: read from the entry's offset
-        f.write(record(scalar_event("a", 5, 5.0)))
+        f.write(record(scalar_event("a", 200, 5.0)))
     again = store_of(board, disk)
     again.refresh()
     assert again.records_read() == 1
-    assert values(again, "a")[-1] == (5, 5.0)
+    assert values(again, "a")[-1] == (200, 5.0)
     assert not list(board.rglob("*.msgpack"))  # the TensorBoard directory is never written
+
+
+def test_a_small_file_is_read_again_rather_than_kept_on_disk(board: Path, tmp_path: Path):
+    """Below CACHE_MIN_BYTES, reading a file costs less than looking its entry up."""
+    path = board / "events.out.tfevents.1.host"
+    path.write_bytes(b"".join(record(scalar_event("a", s, float(s))) for s in range(5)))
+    disk = DiskCache(tmp_path / "cache")
+    store_of(board, disk).refresh()
+    assert not list((tmp_path / "cache").glob("scalars-*.msgpack"))
+    restarted = store_of(board, disk)
+    restarted.refresh()
+    assert restarted.records_read() == 5
+    assert values(restarted, "a") == [(s, float(s)) for s in range(5)]
 
 
 def test_a_damaged_disk_cache_entry_is_a_miss(board: Path, tmp_path: Path) -> None:
     path = board / "events.out.tfevents.1.host"
-    path.write_bytes(b"".join(record(scalar_event("a", s, float(s))) for s in range(3)))
+    path.write_bytes(b"".join(record(scalar_event("a", s, float(s))) for s in range(200)))
     disk = DiskCache(tmp_path / "cache")
     store_of(board, disk).refresh()
     (entry,) = (tmp_path / "cache").glob("scalars-*.msgpack")
     entry.write_bytes(entry.read_bytes()[:20])
     fresh = store_of(board, disk)
     fresh.refresh()
-    assert fresh.records_read() == 3  # read from the file instead
-    assert len(values(fresh, "a")) == 3
+    assert fresh.records_read() == 200  # read from the file instead
+    assert len(values(fresh, "a")) == 200
 
 
 def test_nan_and_infinity_are_kept_as_such_in_the_store(board: Path) -> None:

@@ -4,15 +4,27 @@ Plain Python, no Django. The `tensorboard` package is an optional extra: nothing
 it until an event file is read (`support.py` says whether it is there and how to install it).
 """
 
-from .discovery import TensorBoardDir, event_files, find_tensorboard
+from .discovery import (
+    MAX_EVENT_FILES,
+    EventListing,
+    TensorBoardDir,
+    event_files,
+    find_tensorboard,
+    list_event_files,
+)
+from .snapshot import ScalarSnapshot
 from .store import ScalarStore
 from .support import INSTALL_HINT, tensorboard_available
 
 __all__ = [
     "INSTALL_HINT",
+    "MAX_EVENT_FILES",
+    "EventListing",
+    "ScalarSnapshot",
     "ScalarStore",
     "TensorBoardDir",
     "event_files",
     "find_tensorboard",
+    "list_event_files",
     "tensorboard_available",
 ]

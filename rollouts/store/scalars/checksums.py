@@ -9,6 +9,7 @@ are checked side by side, a byte position at a time over all of them; lengths wi
 
 from __future__ import annotations
 
+import functools
 import struct
 from typing import Any
 
@@ -16,6 +17,7 @@ VECTOR_MIN = 8  # records of one length below this: checked one by one
 _MASK_DELTA = 0xA282EAD8
 
 
+@functools.cache
 def _table() -> Any:
     import numpy as np
     from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import CRC_TABLE

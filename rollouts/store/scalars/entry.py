@@ -10,12 +10,13 @@ read goes on from its offset.
 from __future__ import annotations
 
 import os
+import stat
 from array import array
 
 import msgspec
 
 from ..files import FileIdentity
-from .eventfile import EventFile, TagValues
+from .eventfile import OPEN_FLAGS, EventFile, TagValues
 
 FORMAT_VERSION = 1
 KIND = "scalars"  # the disk cache's name for these entries (beside the steps')
@@ -71,14 +72,21 @@ def restore_event_file(state: EventFile, blob: bytes) -> str | None:
     if entry.version != FORMAT_VERSION:
         return "it is of another format"
     try:
-        with open(state.path, "rb") as f:
-            identity = FileIdentity.of(os.fstat(f.fileno()))
-            if identity.size < entry.offset or entry.offset < 0:
-                return "the file is shorter than what it says was read"
-            head = os.pread(f.fileno(), len(entry.head), 0)
-            tail = os.pread(f.fileno(), len(entry.tail), entry.offset - len(entry.tail))
+        fd = os.open(state.path, OPEN_FLAGS)  # never blocks, even on a FIFO
     except OSError:
         return "the file cannot be read"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return "it is not a regular file"
+        if st.st_size < entry.offset or entry.offset < 0:
+            return "the file is shorter than what it says was read"
+        head = os.pread(fd, len(entry.head), 0)
+        tail = os.pread(fd, len(entry.tail), entry.offset - len(entry.tail))
+    except OSError:
+        return "the file cannot be read"
+    finally:
+        os.close(fd)
     if head != entry.head or tail != entry.tail:
         return "the file's bytes changed"
     tags: dict[str, TagValues] = {}
@@ -96,4 +104,5 @@ def restore_event_file(state: EventFile, blob: bytes) -> str | None:
     # The identity it was read at: an unchanged file is then not read at all; a grown one is
     # read from the offset on.
     state.identity = FileIdentity(*entry.identity)
+    state.inode = (state.identity.dev, state.identity.ino)
     return None

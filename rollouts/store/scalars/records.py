@@ -4,12 +4,17 @@ A record is `length (u64 LE) | masked crc32c of length (u32) | data | masked crc
 (u32)`; the checksums are tensorboard's own (`tensorboard.compat.tensorflow_stub`). A record cut
 short at the end of the file is a writer still writing: the read stops before it, and the next
 read starts there. A checksum that does not match is damage: the read stops there and says so.
+
+A read also says what it took, so the caller can tell whether the file changed under it: the
+CRC-32 of the bytes consumed and their first and last `FINGERPRINT` bytes (`eventfile.py` reads
+the range again and compares before the read counts).
 """
 
 from __future__ import annotations
 
 import os
 import struct
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -19,6 +24,7 @@ HEADER = 12  # length + its crc
 FOOTER = 4  # the data's crc
 MAX_RECORD = 64 * 1024 * 1024  # bytes; a "length" beyond this is damage, not a record
 CHUNK = 8 * 1024 * 1024  # bytes read at once
+FINGERPRINT = 64  # bytes kept of the start and the end of what a read consumed
 
 
 @dataclass(slots=True)
@@ -28,6 +34,10 @@ class RecordRead:
     records: list[bytes] = field(default_factory=list)
     offset: int = 0
     error: str | None = None  # a damaged record at `offset`: reads stop there
+    start: int = 0  # where the read started: it consumed the bytes [start, offset)
+    crc: int = 0  # zlib.crc32 of those bytes
+    first: bytes = b""  # their first FINGERPRINT bytes
+    last: bytes = b""  # their last FINGERPRINT bytes
 
 
 def _crc() -> Callable[[bytes], int]:
@@ -36,15 +46,20 @@ def _crc() -> Callable[[bytes], int]:
     return masked_crc32c
 
 
-def read_records(fd: int, offset: int, size: int) -> RecordRead:
+def read_records(
+    fd: int, offset: int, size: int, between_chunks: Callable[[], None] | None = None
+) -> RecordRead:
     """The complete records between `offset` and `size` of the open file `fd`, a chunk at a
-    time: each chunk's records are framed, then their data checksums checked together."""
-    result = RecordRead(offset=offset)
+    time: each chunk's records are framed, then their data checksums checked together.
+    `between_chunks` (tests) runs before every chunk read but the first."""
+    result = RecordRead(offset=offset, start=offset)
     header_crcs: dict[bytes, int] = {}  # a writer's records have few distinct lengths
     buffer, base = b"", offset  # the file's bytes from `base` on, not yet taken
     while base + len(buffer) < size:
         want = max(CHUNK, _pending(buffer) - len(buffer))
         start = base + len(buffer)
+        if between_chunks is not None and start > offset:
+            between_chunks()
         chunk = os.pread(fd, min(want, size - start), start)
         if not chunk:  # shorter than it was a moment ago: the next read sees why
             break
@@ -55,6 +70,7 @@ def read_records(fd: int, offset: int, size: int) -> RecordRead:
             at, _ = spans[bad]
             spans, used, error = spans[:bad], at - HEADER, "a damaged record (checksum)"
         result.records += [buffer[at : at + length] for at, length in spans]
+        _took(result, memoryview(buffer)[:used])
         base += used
         buffer = buffer[used:]
         if error is not None:
@@ -62,6 +78,25 @@ def read_records(fd: int, offset: int, size: int) -> RecordRead:
             break
     result.offset = base
     return result
+
+
+def _took(result: RecordRead, consumed: memoryview) -> None:
+    result.crc = zlib.crc32(consumed, result.crc)
+    if len(result.first) < FINGERPRINT:
+        result.first += bytes(consumed[: FINGERPRINT - len(result.first)])
+    result.last = (result.last + bytes(consumed[-FINGERPRINT:]))[-FINGERPRINT:]
+
+
+def crc_of(fd: int, start: int, end: int) -> int | None:
+    """zlib.crc32 of the bytes [start, end) of `fd` as they are now; None when it is shorter."""
+    crc, at = 0, start
+    while at < end:
+        chunk = os.pread(fd, min(CHUNK, end - at), at)
+        if not chunk:
+            return None
+        crc = zlib.crc32(chunk, crc)
+        at += len(chunk)
+    return crc
 
 
 def _pending(buffer: bytes) -> int:
