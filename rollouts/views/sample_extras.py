@@ -14,7 +14,7 @@ from ..links import app_url
 from ..presentation.tokens import token_view
 from ..query import query_suffix
 from ..store import Selection
-from ..tokenizer import load_tokenizer
+from ..tokenizer import tokenizer_state
 from .lineage import prompt_link
 from .search_nav import search_navigation
 
@@ -30,7 +30,10 @@ def sample_extras(
     """`token_view` for the page, `tokens` (its JSON, or None) for the twin,
     `sample_table_url` (the table in the same order, at this sample's row: keys.js `l`) and
     the prompt's page (`prompt_link`); with `q=`, `search_navigation`'s links and marks."""
-    view = token_view(values, load_tokenizer(conf.TOKENIZER))
+    tokenizer, problem = tokenizer_state(conf.TOKENIZER)
+    view = token_view(values, tokenizer)
+    if view is not None and problem is not None:  # e.g. the file became a FIFO: said, not hung
+        view.problems.append(f"token text is not shown: {problem}")
     table = app_url(request, "step-table", bucket=bucket, step=step)
     return {
         **search_navigation(request, bucket, step, position, values),  # opened from a search
