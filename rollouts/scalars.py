@@ -78,6 +78,7 @@ def absent_source(why: str) -> dict[str, Any]:
         "directory": None,
         "found_by": None,
         "files": [],
+        "files_total": 0,
         "version": 0,
         "message": why,
     }

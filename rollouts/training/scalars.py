@@ -66,5 +66,11 @@ class TensorBoardSource:
             return None
         store = self._open()
         if store is None:
-            return {"found": False, "directory": self.relative, "files": [], "message": None}
+            return {
+                "found": False,
+                "directory": self.relative,
+                "files": [],
+                "files_total": 0,
+                "message": None,
+            }
         return {**store.source(), "directory": self.relative}

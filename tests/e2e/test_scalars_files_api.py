@@ -52,6 +52,13 @@ def test_more_event_files_than_are_read_is_said_everywhere(tmp_path: Path) -> No
         assert f"; {LIMIT_SAID.lower()} (at most 10,000)" in server.stdout()  # the banner
         status, body = get_json(server.url("/api/scalars"), timeout=120)
         assert status == 200 and body["source"]["message"].startswith(LIMIT_SAID)
+        # The answer names at most 100 of the files it read (the newest), and counts them all.
+        files = body["source"]["files"]
+        assert (len(files), body["source"]["files_total"]) == (100, MAX_EVENT_FILES)
+        assert (
+            files[-1]["name"]
+            == f"events.out.tfevents.{STARTED + MAX_EVENT_FILES}.host.{MAX_EVENT_FILES}"
+        )
         (tag,) = body["tags"]
         assert (tag["points"], tag["first_step"], tag["last_step"]) == (
             MAX_EVENT_FILES,

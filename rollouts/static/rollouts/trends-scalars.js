@@ -14,7 +14,7 @@
     note.hidden = !(source && source.found);
     if (note.hidden) return;
     var tags = series.filter(function (s) { return L.isScalarKind(s.kind); }).length;
-    var files = source.files.length;
+    var files = source.files_total;  // `files` lists at most 100 of them
     var text = "TensorBoard: " + tags + " scalar" + (tags === 1 ? "" : "s") + " from " +
       source.directory + " (" + source.found_by + "; " + files + " event file" +
       (files === 1 ? "" : "s") + ")";

@@ -41,6 +41,10 @@ HOT_FILES = 4  # the most recently modified files: checked at every poll
 CACHE_MIN_BYTES = 4096  # smaller files are read again rather than looked up in the disk cache
 
 
+# Event files an answer lists in `source.files` (the count is in `files_total`).
+FILES_LISTED = 100
+
+
 class ScalarStore:
     def __init__(
         self, tb: TensorBoardDir, disk: DiskCache | None = None, max_files: int = MAX_EVENT_FILES
@@ -249,14 +253,20 @@ class ScalarStore:
         return self._snapshot.values_at(tag)
 
     def source(self, snapshot: ScalarSnapshot | None = None) -> dict[str, Any]:
-        """What was found and read, as pages and the API say it (no absolute path)."""
+        """What was found and read, as pages and the API say it (no absolute path). `files`
+        lists at most FILES_LISTED (those with an error first, then the newest): every poll of
+        a directory of 10,000 files would otherwise carry a megabyte of them."""
         snap = self._snapshot if snapshot is None else snapshot
         said = [INSTALL_HINT if self.missing_package else None, snap.message]
+        broken = [f for f in snap.files if f.get("error")]
+        rest = [f for f in snap.files if not f.get("error")]
+        listed = (broken + rest[max(0, len(rest) - FILES_LISTED + len(broken)) :])[:FILES_LISTED]
         return {
             "found": True,
             "directory": self.tb.shown,
             "found_by": self.tb.origin,
-            "files": list(snap.files),
+            "files": listed,
+            "files_total": len(snap.files),
             "version": snap.version,
             "message": "; ".join(m for m in said if m) or None,
         }
