@@ -37,7 +37,8 @@ if not _port.isdigit() or not 0 < int(_port) < 65536:
 # network. The proxy runs on this machine, so loopback is all the viewer needs.
 bind = [_env.bind or f"127.0.0.1:{_port}"]
 
-# As `manage.py visualize` serves it: gthread workers, the timeouts, the process name and no
+# As `manage.py visualize` serves it: threaded workers whose threads get only whole requests
+# (slow or idle clients hold none), the timeouts and connection limits, the process name and no
 # per-user control socket (rollouts/server.py says why for each).
 globals().update(SERVING)
 

@@ -13,7 +13,14 @@ from gunicorn.app.base import BaseApplication
 SERVING: dict[str, Any] = {
     # Threads, not processes: the threads of a worker share its index cache (a 1 GB step
     # costs its index once), and a request reading a big step does not hold up the others.
-    "worker_class": "gthread",
+    # gunicorn's gthread, except that a thread gets a connection only once its request has
+    # arrived: slow or silent clients hold no thread (rollouts/server_worker.py).
+    "worker_class": "rollouts.server_worker.WholeRequestWorker",
+    # An idle kept-alive connection is closed after 2 s (gunicorn's default, said here)...
+    "keepalive": 2,
+    # ...and a worker keeps at most this many connections open, idle or arriving ones
+    # included (gunicorn's default); more wait in the listen backlog.
+    "worker_connections": 1000,
     # A worker busy indexing or streaming a multi-GB step is not mistaken for a hung one...
     "timeout": 300,
     # ...and a stop (SIGTERM) does not wait minutes for such a download to finish.

@@ -174,7 +174,7 @@ def wait_for(condition: Any, timeout: float = 5.0) -> bool:
 def test_gunicorn_runs_from_the_config_file_on_loopback(proxy: Proxy) -> None:
     log = proxy.gunicorn.output()
     assert is_loopback_listener(log, proxy.gunicorn.port), log
-    assert "Using worker: gthread" in log, log
+    assert "Using worker: rollouts.server_worker.WholeRequestWorker" in log, log
     assert "Control socket" not in log, log  # one per user by default: see gunicorn_conf.py
 
 
