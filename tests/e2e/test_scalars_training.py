@@ -77,7 +77,13 @@ def test_a_named_directory_linking_out_of_the_run_is_not_read(tmp_path: Path) ->
     (run_dir / "tb").symlink_to(tmp_path / "elsewhere")
     source = TensorBoardSource(spec_in(tmp_path), run_dir)
     assert source.feed(Progress(), final=True) == 0
-    assert source.source() == {"found": False, "directory": "tb", "files": [], "message": None}
+    assert source.source() == {
+        "found": False,
+        "directory": "tb",
+        "files": [],
+        "files_total": 0,
+        "message": None,
+    }
 
 
 TRAINER = """
