@@ -152,6 +152,12 @@ def main() -> int:
         steps = sorted((bucket_dir / "train").glob("*.jsonl"))
         warm([big, *steps])
         print(f"load average: {load()} (2 cores; other work on the machine slows every figure)")
+        # Issue 26, item 12: a query of many distinct non-ASCII letters, before any budget.
+        letters = "".join(chr(0x400 + i) for i in range(600))
+        started = time.perf_counter()
+        Query(letters).matcher()
+        took = time.perf_counter() - started
+        print(f"a query of 600 distinct Cyrillic letters: compiled in {took:.3f} s")
         size = big.stat().st_size
         print(
             f"big step: {size / MB:.0f} MB; bucket: {len(steps)} steps x "
