@@ -12,36 +12,11 @@ from pathlib import Path
 import pytest
 
 from tests.support.servers import get_json, request, run_manage, run_visualize
-from tests.support.training import until
+from tests.support.training import SLEEPER_SPEC, until
 
 pytestmark = pytest.mark.e2e
 
 TRAIN = (sys.executable, "manage.py", "train")
-SPEC = """
-[job]
-command = ["{python}", "-c", "import time; time.sleep(float({seconds}))", "{name}", "{data}"]
-control = false
-grace_seconds = 0.5
-[[fields]]
-name = "seconds"
-type = "float"
-default = 30.0
-min = 0.0
-[[fields]]
-name = "steps"
-type = "int"
-default = 10
-min = 1
-max = 100000
-[[fields]]
-name = "name"
-type = "string"
-default = "run"
-[[fields]]
-name = "data"
-type = "path"
-default = "data.jsonl"
-"""
 
 
 def values(text: str) -> bytes:
@@ -62,7 +37,7 @@ BAD_BODIES = [
 
 def test_bad_bodies_are_400s_and_409s_and_leave_no_run_directory(tmp_path: Path) -> None:
     spec = tmp_path / "spec.toml"
-    spec.write_text(SPEC)
+    spec.write_text(SLEEPER_SPEC)
     with run_visualize(spec, "--no-browser", launcher=TRAIN) as server:
         for body, wanted in BAD_BODIES:
             for name in ("start", "pause", "resume", "stop") if wanted == 400 else ("start",):

@@ -307,6 +307,16 @@ def family_of(tmp_path: Path) -> list[int]:
     return [int(pid) for pid in pids]
 
 
+def leave_nothing(job: Any, family: list[int]) -> None:
+    """After a test, pass or fail: the processes it found killed, its job stopped."""
+    for pid in family:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    if job.running:
+        job.stop()
+        job.wait(20)
+
+
 def check_family(family: list[int], supervisor: int) -> None:
     """Both run out of the job's process group (once the grandchild's setsid has run): killing
     the group would miss them. The daemon's parent exited: the supervisor (a subreaper) adopted
@@ -340,12 +350,7 @@ def test_every_process_the_job_started_ends_with_it(tmp_path, how, control, stat
         assert job.record["status"] == status
         until(lambda: not any(alive(pid) for pid in family), timeout=5, what="no process left")
     finally:
-        for pid in family:
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
-        if job.running:
-            job.stop()
-            job.wait(20)
+        leave_nothing(job, family)
 
 
 def test_a_re_attached_viewer_s_forced_stop_ends_the_setsid_grandchildren(tmp_path):
@@ -364,9 +369,4 @@ def test_a_re_attached_viewer_s_forced_stop_ends_the_setsid_grandchildren(tmp_pa
         until(lambda: not any(alive(pid) for pid in family), timeout=5, what="no process left")
         assert job.wait(10)
     finally:
-        for pid in family:
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
-        if job.running:
-            job.stop()
-            job.wait(20)
+        leave_nothing(job, family)

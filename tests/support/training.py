@@ -84,3 +84,36 @@ def post_train(server: Any, name: str, body: dict[str, Any]) -> tuple[int, Any]:
         data=json.dumps(body).encode(),
         headers={"Content-Type": "application/json"},
     )
+
+
+# A job that only sleeps, with a field of every kind the API checks (the bad-input tests of
+# the training API, in-process and through `manage.py train`).
+SLEEPER_SPEC = """
+[job]
+command = ["{python}", "-c", "import time; time.sleep(float({seconds}))", "{name}", "{data}"]
+control = false
+grace_seconds = 0.5
+[[fields]]
+name = "seconds"
+type = "float"
+default = 30.0
+min = 0.0
+[[fields]]
+name = "steps"
+type = "int"
+default = 10
+min = 1
+max = 100000
+[[fields]]
+name = "seed"
+type = "int"
+default = 0
+[[fields]]
+name = "name"
+type = "string"
+default = "run"
+[[fields]]
+name = "data"
+type = "path"
+default = "data.jsonl"
+"""

@@ -9,42 +9,14 @@ import json
 import pytest
 
 from rollouts.training.manager import forget_managers, manager_for
+from tests.support.training import SLEEPER_SPEC
 
 PREFIX = "/portal/rollouts/api/train"
-SPEC = """
-[job]
-command = ["{python}", "-c", "import time; time.sleep(float({seconds}))", "{name}", "{data}"]
-control = false
-grace_seconds = 0.5
-[[fields]]
-name = "seconds"
-type = "float"
-default = 30.0
-min = 0.0
-[[fields]]
-name = "steps"
-type = "int"
-default = 10
-min = 1
-max = 100000
-[[fields]]
-name = "seed"
-type = "int"
-default = 0
-[[fields]]
-name = "name"
-type = "string"
-default = "run"
-[[fields]]
-name = "data"
-type = "path"
-default = "data.jsonl"
-"""
 
 
 @pytest.fixture
 def spec_dir(tmp_path, settings):
-    (tmp_path / "spec.toml").write_text(SPEC)
+    (tmp_path / "spec.toml").write_text(SLEEPER_SPEC)
     settings.ROLLOUTS_TRAIN_SPEC = str(tmp_path / "spec.toml")
     settings.ROLLOUTS_TRAIN_ACCESS = "rollouts.access.allow_all"
     yield tmp_path
