@@ -1,0 +1,70 @@
+"""The tokens card's two long parts as markup built in one pass: the strip's bars and the
+tokens as coloured text.
+
+A response of 4,096 tokens makes 480 bars and up to 4,096 text spans; through the template
+language each cost ~20 tag and filter lookups (and every int a trip through Django's number
+localisation), 80 ms of a 100 ms page. Here they cost what their bytes cost (about 1 ms). The
+markup is the same as the template wrote: every value is a number, a fixed word, or text that
+is escaped here.
+"""
+
+# An en dash stands for "no value", and joins a range of tokens, as in printed tables.
+# ruff: noqa: RUF001
+
+from __future__ import annotations
+
+from django import template
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from rollouts.presentation.formatting import format_number
+from rollouts.presentation.tokens import StripCell, Token
+
+register = template.Library()
+
+
+@register.simple_tag
+def strip_bars(cells: list[StripCell]) -> SafeString:
+    """One `<rect>` a cell, with its `<title>` (the tokens it covers and their lowest log-prob)."""
+    parts = []
+    for c in cells:
+        span = f"tokens {c.start}–{c.end - 1}" if c.end > c.start + 1 else f"token {c.start}"
+        if c.kind == "masked":
+            what = "masked"
+        elif c.kind == "missing":
+            what = "no log-prob"
+        else:
+            what = f"log-prob {_num(c.logprob)}"
+        parts.append(
+            f'<rect class="rv-strip-{c.kind}" x="{c.index}" y="{_svg(c.y)}" width="1"'
+            f' height="{_svg(c.height)}" data-start="{c.start}">'
+            f"<title>{span}: {what}</title></rect>"
+        )
+    # Numbers and fixed words only: nothing here comes from the file as text.
+    return mark_safe("".join(parts))  # noqa: S308
+
+
+@register.simple_tag
+def token_spans(tokens: list[Token]) -> SafeString:
+    """Each token as a `<span>` coloured by its bucket, titled with its position and log-prob."""
+    parts = []
+    for tok in tokens:
+        if tok.masked:
+            what = "masked" if tok.logprob is None else f"masked ({_num(tok.logprob)})"
+        else:
+            what = "no log-prob" if tok.logprob is None else _num(tok.logprob)
+        text = "&#xFFFD;" if tok.text is None else escape(tok.text)
+        parts.append(
+            f'<span class="rv-tok rv-tok-{tok.kind}" title="{tok.position}: {what}">{text}</span>'
+        )
+    # The only text, the token's own, is escaped above.
+    return mark_safe("".join(parts))  # noqa: S308
+
+
+def _num(value: float | None) -> str:
+    return "–" if value is None else format_number(value)
+
+
+def _svg(value: float) -> str:
+    """A coordinate as the template wrote it (Django's float display: `2.0`, `38.5`)."""
+    return str(value)
