@@ -172,14 +172,14 @@ class Catalog:
                     # Cached before the lock is released: a thread that waited on it must find
                     # this index, not build its own.
                     index.cache_key = key
-                    self._account(index)
+                    self._account(index, insert=True)
                     if not index.complete:
                         self._finish_in_background(index)
         index = index.refresh()
         if not index.complete and (records is None or records >= len(index)):
             index.finish_scan()
         index.cache_key = key
-        self._account(index)
+        self._account(index, insert=True)
         return index
 
     def _finish_in_background(self, index: StepIndex) -> None:
@@ -268,10 +268,16 @@ class Catalog:
         finally:
             index.columns_building = False
 
-    def _account(self, index: StepIndex) -> None:
-        """(Re-)store the index when its size changed, so the cache's byte budget stays true."""
+    def _account(self, index: StepIndex, *, insert: bool = False) -> None:
+        """(Re-)store the index when its size changed, so the cache's byte budget stays true.
+
+        Only `open_step` puts an index in (`insert`): work that finishes in the background
+        after the index was evicted or the cache cleared must not bring it back.
+        """
         size = index.cache_nbytes()
         if index.accounted_nbytes != size:
+            if not insert and self.cache.get(index.cache_key) is not index:
+                return
             index.accounted_nbytes = size
             self.cache.set(index.cache_key, index, None)
 

@@ -28,6 +28,7 @@ FINGERPRINT_BYTES = 4096
 # A step at least this big may be opened partly scanned (`StepIndex.build(..., records=N)`): a
 # page that shows its first sample need not wait for a cold disk to deliver the whole file.
 PARTIAL_SCAN_MIN_BYTES = 32 * 1024 * 1024
+SCAN_WAIT_SECONDS = 0.05  # a reader that finds `lock` taken looks again this often
 
 
 @dataclass(slots=True)
@@ -55,6 +56,7 @@ class StepIndex:
         self.tentative_tail = False  # the last record is an unterminated, parseable last line
         self.partial_tail_bytes = 0  # an unterminated last line that does not parse (yet)
         self.complete = True  # False: scanned only up to `committed` so far (see `build`)
+        self.scanned = threading.Event()  # set once `complete` is (see `finish_scan`)
         self.head_fingerprint = b""
         self.tail_fingerprint = b""
         self.columns: Columns | None = None
@@ -90,18 +92,22 @@ class StepIndex:
         return index
 
     def finish_scan(self) -> None:
-        """Scan the rest of a partly scanned file (blocks; a no-op once complete)."""
-        if self.complete:  # without the lock: a column pass may hold it for seconds
-            return
-        with self.lock:
-            if self.complete:
-                return
-            with self._open() as f:
-                identity = FileIdentity.of(os.fstat(f.fileno()))
-                if self._is_growth_of_self(f, identity):
-                    self._scan(f, identity)
-                    return
-            raise StepChanged(f"{self.name} changed while it was being indexed; reload")
+        """Scan the rest of a partly scanned file (blocks; a no-op once complete). Never waits
+        for a column pass, which holds `lock` for seconds but scans first (`ensure_columns`): a
+        thread that finds the lock taken waits for `scanned`, the scan's end, then looks again."""
+        while not self.complete:
+            if not self.lock.acquire(blocking=False):  # an RLock: its holder gets it again
+                self.scanned.wait(SCAN_WAIT_SECONDS)
+                continue
+            try:
+                with self._open() as f:
+                    identity = FileIdentity.of(os.fstat(f.fileno()))
+                    if not self.complete and not self._is_growth_of_self(f, identity):
+                        raise StepChanged(f"{self.name} changed while it was being indexed; reload")
+                    if not self.complete:
+                        self._scan(f, identity)
+            finally:
+                self.lock.release()
 
     def refresh(self) -> StepIndex:
         """This index brought up to date with the file: itself (extended) or a new one."""
@@ -154,6 +160,8 @@ class StepIndex:
         self.committed_lines = line_no
         self.partial_tail_bytes = 0
         self.complete = not stopped
+        if self.complete:
+            self.scanned.set()  # for good: a complete index never becomes partial again
         if self.complete and size > pos:
             tail = os.pread(fd, size - pos, pos)
             if tail.strip(BLANK):

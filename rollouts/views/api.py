@@ -6,8 +6,9 @@ A step is addressed by its file name here (`3.jsonl`), by its step name on the p
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from http import HTTPStatus
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -19,7 +20,7 @@ from ..store import BadRequest, StepIndex, UnreadableLine, line_as_json, step_na
 from ..store.memory import PAGE_RELEASE_BYTES, release_freed_memory
 from .decorators import api, is_same_origin
 from .responses import JSON_TYPE, error_response, json_response, stream_object, with_raw
-from .samples import ordering_of
+from .samples import INLINE_COLUMNS_BYTES, ordering_of
 
 
 @api("GET", "HEAD")
@@ -42,10 +43,10 @@ def api_steps(request: HttpRequest, bucket: str) -> HttpResponseBase:
     )
 
 
-def _page_items(index: StepIndex, positions: list[int]) -> Iterator[bytes]:
+def _page_items(index: StepIndex, positions: Sequence[int]) -> Iterator[bytes]:
     """The page's samples; an unreadable line is `null` (`samples` stays aligned with
-    `positions`). The file gone, unreadable or rewritten meanwhile ends the page: see
-    `stream_object`."""
+    `positions`). Then the rest of a partly scanned step is scanned, for the totals that follow.
+    The file gone, unreadable or rewritten meanwhile ends the page: see `stream_object`."""
     sent = 0
     for position in positions:
         try:
@@ -56,32 +57,50 @@ def _page_items(index: StepIndex, positions: list[int]) -> Iterator[bytes]:
         sent += len(sample.data)
         yield line_as_json(sample.decoded, sample.data)
     release_freed_memory(sent, PAGE_RELEASE_BYTES)  # a page of big samples: see store.memory
+    index.finish_scan()
 
 
 @api("GET", "HEAD")
 def api_samples(request: HttpRequest, bucket: str, filename: str) -> HttpResponseBase:
+    """One page of a step. In file order, a big step's page is read as soon as the newline scan
+    has passed it, and goes out while the scan finishes and before its columns are decoded
+    (whatever a request before started): `total` and `total_pages` come after the samples."""
     page = int_param(request, "page", 1, 1, 10**9)
     page_size = int_param(request, "page_size", 50, 1, conf.MAX_PAGE_SIZE)
     selection = selection_of(request)
     catalog = get_catalog(request)
-    index = catalog.open_step(bucket, filename)
-    # A big step's pages in file order come from the newline scan, before the column pass.
-    ordering = ordering_of(catalog, index, selection)
-    total = len(ordering)
-    positions = list(ordering[(page - 1) * page_size : page * page_size])
+    first = (page - 1) * page_size
+    index = catalog.open_step(bucket, filename, first + page_size)
+    # Every record, unreadable ones included (not known yet): see docs/api.md.
+    early = (
+        selection.is_file_order
+        and index.identity.size > INLINE_COLUMNS_BYTES
+        and not index.columns_ready
+    )
+    if not early:
+        index.finish_scan()
+    ordering: Sequence[int] = range(len(index)) if early else ordering_of(catalog, index, selection)
+    positions = list(ordering[first : first + page_size])
     head = {
         "subdir": bucket,
         "filename": filename,
         "page": page,
         "page_size": page_size,
-        "total": total,
-        "total_pages": math.ceil(total / page_size),
         "columns_ready": index.columns_ready,
         **selection.as_json(),
     }
-    body = stream_object(
-        head, "samples", _page_items(index, positions), lambda: {"positions": positions}
-    )
+
+    def tail() -> dict[str, Any]:
+        total = len(index) if early else len(ordering)
+        if early:
+            catalog.prepare_columns(index)  # after the page, so that it never competes with it
+        return {
+            "total": total,
+            "total_pages": math.ceil(total / page_size),
+            "positions": positions,
+        }
+
+    body = stream_object(head, "samples", _page_items(index, positions), tail)
     return StreamingHttpResponse(body, content_type=JSON_TYPE)
 
 
