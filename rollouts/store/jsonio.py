@@ -28,6 +28,7 @@ from .wire import is_wide, may_hold_wide_int, wire_value
 # array is validated and skipped but never turned into Python objects.
 _raw_object_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _value_decoder = msgspec.json.Decoder()
+_encoder = msgspec.json.Encoder()
 # What msgspec raises for values it cannot hold (int beyond 64 bits, 1e999) or nest (depth).
 VALUE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, RecursionError)
 # Python's int() refuses longer digit strings (sys.get_int_max_str_digits' default).
@@ -244,7 +245,17 @@ def without_surrogates(text: str) -> str:
 def dumps_strict(value: Any) -> bytes:
     """Strict JSON bytes, the one encoder of every JSON response: NaN/Infinity become null,
     integers beyond 64 bits strings, and a lone surrogate (from a file name read with
-    `surrogateescape`, say) U+FFFD."""
+    `surrogateescape`, say) U+FFFD.
+
+    msgspec writes the usual value 5-10x faster than `json` (and NaN as null already); what it
+    cannot write (a lone surrogate, a str subclass) or may have written as a wide number (a run
+    of 19 digits) is written again the careful way."""
+    try:
+        data = _encoder.encode(value)
+    except (TypeError, ValueError, OverflowError, RecursionError):  # a lone surrogate: ValueError
+        data = None
+    if data is not None and not may_hold_wide_int(data):
+        return data
     text = json.dumps(wire_value(value), ensure_ascii=False, allow_nan=False)
     try:
         return text.encode("utf-8")

@@ -15,7 +15,7 @@ from django.core.cache import caches
 
 from rollouts.store import decode_line, dumps_strict, line_as_json
 from rollouts.store.jsonio import without_wide_ints
-from rollouts.store.wire import WIDE_INT_HIGH, WIDE_INT_LOW
+from rollouts.store.wire import WIDE_INT_HIGH, WIDE_INT_LOW, wire_value
 from tests.support.data import relax_line, sample
 from tests.support.pages import PREFIX
 
@@ -112,3 +112,22 @@ def test_the_one_encoder_sends_wide_integers_as_text():
         "n": None,
         "x": None,
     }
+
+
+def test_the_fast_encoder_and_the_careful_one_write_the_same_values():
+    """msgspec writes the usual value; anything it cannot (or might write as a wide number)
+    goes the careful way. Either way the JSON holds the same values."""
+
+    class Name(str):
+        pass
+
+    values = [
+        {"f": [0.1, -0.0, 1e16, 1e-7, 2.5e300], "i": [0, -1, 2**63 - 1, -(2**63)], "s": 'é\n"'},
+        {"tuple": (1, 2), "nested": {"a": [{"b": None, "c": True}]}, 3: "int key"},
+        {"nan": float("nan"), "inf": [float("-inf")], "wide": 2**64, "name": Name("x")},
+        {"digits": "1234567890123456789012345", "long": 10**18, "longer": 10**19},
+    ]
+    for value in values:
+        careful = json.dumps(wire_value(value), ensure_ascii=False, allow_nan=False)
+        assert json.loads(dumps_strict(value)) == json.loads(careful)
+    assert dumps_strict({"a": [1, 2.5]}) == b'{"a":[1,2.5]}'  # the fast one, compact
