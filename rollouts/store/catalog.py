@@ -19,7 +19,7 @@ from .columns import Columns
 from .diskcache import DiskCache, protect
 from .diskentry import restore_index
 from .errors import NotFound, StoreError, Unavailable
-from .files import KNOWN_BUCKETS, STEP_FILE, FileIdentity, StepFile
+from .files import KNOWN_BUCKETS, STEP_FILE, FileIdentity, StepFile, directory_version
 from .index import StepIndex
 from .jsonio import without_surrogates
 from .memory import release_freed_memory
@@ -74,6 +74,7 @@ class Catalog:
         self.disk = disk
         self._build_locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        self._buckets_memo: tuple[tuple, dict[str, Path]] | None = None
 
     # -- catalog -------------------------------------------------------------------------
     def _contained(self, path: Path) -> Path | None:
@@ -85,9 +86,15 @@ class Catalog:
         return resolved if resolved.is_relative_to(self.root) else None
 
     def _bucket_dirs(self) -> dict[str, Path]:
-        # A data directory removed or made unreadable after start is not an empty `default`
-        # bucket: every caller gets the reason (503 on the web), never a made-up bucket.
+        """The buckets' resolved folders, found again only when the data directory, its
+        rollout_result/ or a bucket's folder changed (`directory_version`: a folder swapped for
+        a link out of the directory is another inode). A data directory removed or made
+        unreadable is never an empty `default` bucket: every caller gets the reason (a 503)."""
         try:
+            memo = self._buckets_memo
+            key = (directory_version(self.root), directory_version(self.root / "rollout_result"))
+            if memo is not None and memo[0] == (*key, *map(directory_version, memo[1].values())):
+                return memo[1]
             with os.scandir(self.root):
                 pass
         except OSError:
@@ -101,8 +108,10 @@ class Catalog:
                 if path is not None and path.is_dir():
                     found[name] = path
             if found:
-                return found
-        return {DEFAULT_BUCKET: self.root}
+                break
+        found = found or {DEFAULT_BUCKET: self.root}
+        self._buckets_memo = ((*key, *map(directory_version, found.values())), found)
+        return found
 
     def buckets(self) -> list[str]:
         return list(self._bucket_dirs())

@@ -112,3 +112,13 @@ def rollouts_of(run: Path) -> Path:
     """A run's data dir: its rollout_result/ when it has one (so buckets sit at the top)."""
     inner = run / "rollout_result"
     return inner if inner.is_dir() else run
+
+
+def directory_version(path: Path) -> tuple[int, int, int] | None:
+    """What changes when a directory's entries or permissions do: an entry added, removed or
+    renamed changes its mtime, a chmod its ctime. None when it is not there."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_ctime_ns
