@@ -103,8 +103,8 @@ def encode_entry(index: StepIndex, columns: Columns, stats: dict[str, Any]) -> b
                 "committed_lines": index.committed_lines,
                 "tentative_tail": index.tentative_tail,
                 "partial_tail_bytes": index.partial_tail_bytes,
-                "head_fingerprint": index.head_fingerprint,
-                "tail_fingerprint": index.tail_fingerprint,
+                "head_fingerprint": index.fingerprint[1],
+                "tail_fingerprint": index.fingerprint[2],
             },
             "numeric": {name: col.tobytes() for name, col in columns.numeric.items()},
             "categorical": {name: col.tobytes() for name, col in columns.categorical.items()},
@@ -160,7 +160,7 @@ def restore_index(
     index.starts, index.ends, index.lines = starts, ends, lines
     index.committed, index.committed_lines = committed, table.committed_lines
     index.tentative_tail, index.partial_tail_bytes = table.tentative_tail, table.partial_tail_bytes
-    index.head_fingerprint, index.tail_fingerprint = head, tail
+    index.fingerprint = (committed, head, tail)
     index.identity, index.generation = identity, 1
     if not index.adopt_columns(cached.columns, cached.invalid):
         return None

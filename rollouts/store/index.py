@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BufferedReader
 from pathlib import Path
+from typing import Any
 
 from .columns import Columns
 from .errors import NotFound, StepChanged, UnreadableLine, unreadable
@@ -25,8 +26,7 @@ from .memory import release_freed_memory
 
 # Bytes compared before and after the last indexed newline to tell growth from a rewrite.
 FINGERPRINT_BYTES = 4096
-# A step at least this big may be opened partly scanned (`StepIndex.build(..., records=N)`): a
-# page that shows its first sample need not wait for a cold disk to deliver the whole file.
+# A step this big may open partly scanned (`build(..., records=N)`): a page need not wait for it.
 PARTIAL_SCAN_MIN_BYTES = 32 * 1024 * 1024
 SCAN_WAIT_SECONDS = 0.05  # a reader that finds `lock` taken looks again this often
 
@@ -48,17 +48,15 @@ class StepIndex:
         self.path = path
         self.name = name  # "train/3.jsonl": what messages call it, never the absolute path
         self.identity = FileIdentity(0, 0, 0, 0)
-        self.starts = array("q")
-        self.ends = array("q")
-        self.lines = array("q")
+        self.starts, self.ends, self.lines = array("q"), array("q"), array("q")
         self.committed = 0  # bytes indexed up to and including the last newline
         self.committed_lines = 0
         self.tentative_tail = False  # the last record is an unterminated, parseable last line
         self.partial_tail_bytes = 0  # an unterminated last line that does not parse (yet)
         self.complete = True  # False: scanned only up to `committed` so far (see `build`)
         self.scanned = threading.Event()  # set once `complete` is (see `finish_scan`)
-        self.head_fingerprint = b""
-        self.tail_fingerprint = b""
+        # (committed, its first and last bytes), replaced whole by a scan (see `check_same`)
+        self.fingerprint: tuple[int, bytes, bytes] = (0, b"", b"")
         self.columns: Columns | None = None
         self.invalid: dict[int, str] = {}
         self.generation = 0
@@ -102,7 +100,7 @@ class StepIndex:
             try:
                 with self._open() as f:
                     identity = FileIdentity.of(os.fstat(f.fileno()))
-                    if not self.complete and not self._is_growth_of_self(f, identity):
+                    if not self.complete and not self._grew(f, identity):
                         raise StepChanged(f"{self.name} changed while it was being indexed; reload")
                     if not self.complete:
                         self._scan(f, identity)
@@ -123,7 +121,7 @@ class StepIndex:
                 return self
             with self._open() as f:
                 identity = FileIdentity.of(os.fstat(f.fileno()))
-                if self._is_growth_of_self(f, identity):
+                if self._grew(f, identity):
                     self._scan(f, identity)
                     if self.columns is not None:
                         self._extend_columns(f)
@@ -131,20 +129,22 @@ class StepIndex:
         return StepIndex.build(self.path, self.name)
 
     def check_same(self, f: BufferedReader) -> None:
-        """StepChanged unless the open file still holds the indexed bytes (perhaps grown)."""
+        """StepChanged unless the open file still holds the indexed bytes (perhaps grown). The
+        index is looked at before the file: a scan meanwhile only knows less than the file."""
+        known, fingerprint = self.identity, self.fingerprint
         identity = FileIdentity.of(os.fstat(f.fileno()))
-        if identity != self.identity and not self._is_growth_of_self(f, identity):
+        if identity != known and not self._grew(f, identity, fingerprint):
             raise StepChanged(f"{self.name} changed while being read (rewritten or truncated)")
 
-    def _is_growth_of_self(self, f: BufferedReader, identity: FileIdentity) -> bool:
+    def _grew(self, f: BufferedReader, identity: FileIdentity, known: Any = None) -> bool:
+        """The same file, grown: its first and last known bytes (`known`: a snapshot) unchanged."""
+        committed, head, tail = known or self.fingerprint
         old = self.identity
-        if (identity.dev, identity.ino) != (old.dev, old.ino) or identity.size < self.committed:
+        if (identity.dev, identity.ino) != (old.dev, old.ino) or identity.size < committed:
             return False
         fd = f.fileno()
-        head = os.pread(fd, len(self.head_fingerprint), 0)
-        start = self.committed - len(self.tail_fingerprint)
-        tail = os.pread(fd, len(self.tail_fingerprint), start)
-        return head == self.head_fingerprint and tail == self.tail_fingerprint
+        start = committed - len(tail)
+        return os.pread(fd, len(head), 0) == head and os.pread(fd, len(tail), start) == tail
 
     def _scan(self, f: BufferedReader, identity: FileIdentity, stop_after: int = -1) -> None:
         """Index the lines from `committed` on, to the end (or past `stop_after` records)."""
@@ -176,9 +176,9 @@ class StepIndex:
                     self.ends.append(size)
                     self.lines.append(line_no + 1)
                     self.tentative_tail = True
-        self.head_fingerprint = os.pread(fd, min(FINGERPRINT_BYTES, self.committed), 0)
-        fp_start = max(0, self.committed - FINGERPRINT_BYTES)
-        self.tail_fingerprint = os.pread(fd, self.committed - fp_start, fp_start)
+        head = os.pread(fd, min(FINGERPRINT_BYTES, pos), 0)
+        fp_start = max(0, pos - FINGERPRINT_BYTES)
+        self.fingerprint = (pos, head, os.pread(fd, pos - fp_start, fp_start))
         self.identity = identity
         self.generation += 1
         self.orderings.clear()
@@ -292,7 +292,7 @@ class StepIndex:
         ]
 
     def cache_nbytes(self) -> int:
-        total = 1024 + 24 * len(self.starts) + len(self.head_fingerprint) * 2
+        total = 1024 + 24 * len(self.starts) + len(self.fingerprint[1]) * 2
         total += sum(96 + len(msg) for msg in self.invalid.values())
         total += sum(8 * len(order) + 128 for order in self.orderings.values())
         if self.columns is not None:

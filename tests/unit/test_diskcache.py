@@ -532,7 +532,7 @@ def test_opening_a_big_step_gives_the_scan_s_freed_memory_back(write_step, tmp_p
 
 # -- the line table: a restart opens a step without scanning it -------------------------------
 TABLE = ("starts", "ends", "lines", "committed", "committed_lines", "tentative_tail",
-         "partial_tail_bytes", "head_fingerprint", "tail_fingerprint", "identity")  # fmt: skip
+         "partial_tail_bytes", "fingerprint", "identity")  # fmt: skip
 
 
 def table_of(index) -> tuple:

@@ -130,7 +130,7 @@ def test_a_reader_waits_for_the_scan_not_for_the_column_pass_that_holds_the_lock
     try:
         waiting.join(HANG_GUARD_S)
         assert not waiting.is_alive(), "the reader waited for the whole column pass"
-        assert decoding.is_set() and not release.is_set()
+        assert decoding.wait(HANG_GUARD_S) and not release.is_set()  # still "decoding"
     finally:
         release.set()
         passer.join(HANG_GUARD_S)
