@@ -28,17 +28,20 @@ def strip_bars(cells: list[StripCell]) -> SafeString:
     """One `<rect>` a cell, with its `<title>` (the tokens it covers and their lowest log-prob)."""
     parts = []
     for c in cells:
-        span = f"tokens {c.start}–{c.end - 1}" if c.end > c.start + 1 else f"token {c.start}"
-        if c.kind == "masked":
+        index, start, end, logprob, kind = c
+        span = f"tokens {start}–{end - 1}" if end > start + 1 else f"token {start}"
+        if kind == "masked":
             what = "masked"
-        elif c.kind == "missing":
+        elif kind == "missing":
             what = "no log-prob"
         else:
-            what = f"log-prob {_num(c.logprob)}"
+            what = f"log-prob {_num(logprob)}"
+        height = c.height
+        key = (height, type(height))  # 40 and 40.0 are equal keys, but written otherwise
+        y_text, height_text = _COORDINATES.get(key) or _coordinates(key, c.y)
         parts.append(
-            f'<rect class="rv-strip-{c.kind}" x="{c.index}" y="{_svg(c.y)}" width="1"'
-            f' height="{_svg(c.height)}" data-start="{c.start}">'
-            f"<title>{span}: {what}</title></rect>"
+            f'<rect class="rv-strip-{kind}" x="{index}" y="{y_text}" width="1"'
+            f' height="{height_text}" data-start="{start}"><title>{span}: {what}</title></rect>'
         )
     # Numbers and fixed words only: nothing here comes from the file as text.
     return mark_safe("".join(parts))  # noqa: S308
@@ -65,6 +68,10 @@ def _num(value: float | None) -> str:
     return "–" if value is None else format_number(value)
 
 
-def _svg(value: float) -> str:
-    """A coordinate as the template wrote it (Django's float display: `2.0`, `38.5`)."""
-    return str(value)
+# A bar's y and height as text, by its height: at most 3,801 heights (2 decimals, 0-40).
+_COORDINATES: dict[tuple[float, type], tuple[str, str]] = {}
+
+
+def _coordinates(key: tuple[float, type], y: float) -> tuple[str, str]:
+    """y and height as the template wrote them (Django's float display: `2.0`, `38.5`)."""
+    return _COORDINATES.setdefault(key, (str(y), str(key[0])))
