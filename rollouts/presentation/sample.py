@@ -7,6 +7,7 @@ what a sample looks like. Values stay values here: escaping is the template's jo
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -57,6 +58,22 @@ class Node:
         return data
 
 
+def _flat_text(value: list[Any]) -> str | None:
+    """A flat array's items as one text (None when an item is an array or object). Token ids and
+    log-probs, thousands of them, are written at C speed: ints as `str`, finite floats as `repr`
+    (what `format_scalar` writes for them); other items go one by one."""
+    kinds = set(map(type, value))
+    if kinds <= {int}:
+        return ", ".join(map(str, value))
+    if kinds == {float} and all(map(math.isfinite, value)):
+        return ", ".join(map(repr, value))
+    if any(isinstance(v, dict | list) for v in value):
+        return None
+    return ", ".join(
+        json.dumps(v, ensure_ascii=False) if isinstance(v, str) else format_scalar(v) for v in value
+    )
+
+
 def value_node(value: Any) -> Node:
     if isinstance(value, str):
         return Node("string", display=value)
@@ -67,13 +84,9 @@ def value_node(value: Any) -> Node:
             children=[(str(k), value_node(v)) for k, v in value.items()],
         )
     if isinstance(value, list):
-        if all(not isinstance(v, dict | list) for v in value):
-            # Token ids and log-probs: tens of thousands of items, one text node, all of them.
-            items = (
-                json.dumps(v, ensure_ascii=False) if isinstance(v, str) else format_scalar(v)
-                for v in value
-            )
-            return Node("array", display=", ".join(items), count=len(value))
+        flat = _flat_text(value)
+        if flat is not None:
+            return Node("array", display=flat, count=len(value))
         return Node(
             "array",
             count=len(value),
