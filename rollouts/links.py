@@ -7,11 +7,14 @@ a URL template sent to a script (`/train/{step}/`) comes from the same place.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
+from django.utils.translation import get_language
 
 from .presentation.formatting import format_bytes
 from .runs import current_run
@@ -19,14 +22,25 @@ from .store import StepFile
 
 # Digits, so that it fits every converter a placeholder stands in for (step names, positions).
 _PLACEHOLDER = "9" * 18
+REVERSED_URLS = 4096  # URLs remembered (`_reversed`): a few hundred bytes each
 
 
 def app_url(request: HttpRequest, name: str, **kwargs: Any) -> str:
     """The URL of one of the app's views, inside the run this request is in (if any)."""
     run = current_run(request)
-    if run is None:
-        return reverse(f"rollouts:{name}", kwargs=kwargs or None)
-    return reverse(f"rollouts:run:{name}", kwargs={"run": run, **kwargs})
+    if run is not None:
+        name, kwargs = f"run:{name}", {"run": run, **kwargs}
+    # What else reverse() depends on: the prefix, the URLconf, the language (i18n_patterns).
+    language = get_language() if settings.USE_I18N else None
+    where = (get_script_prefix(), get_urlconf(), language)
+    return _reversed(where, name, tuple(kwargs.items()))
+
+
+@functools.lru_cache(maxsize=REVERSED_URLS)
+def _reversed(where: tuple[str, Any, str | None], name: str, kwargs: tuple) -> str:
+    """reverse(), remembered: a page asks for the same 20-30 URLs as the page before it, and
+    every reverse() walks the URL patterns."""
+    return reverse(f"rollouts:{name}", kwargs=dict(kwargs) or None)
 
 
 def url_maker(request: HttpRequest, name: str, field: str, **kwargs: Any) -> Callable[[Any], str]:

@@ -74,7 +74,7 @@ class StripCell(NamedTuple):
     """Tokens [start, end) as one bar: its lowest counted log-prob, or how it is not counted.
     A tuple: a long response makes 480 of them for each page, and a tuple is made fastest."""
 
-    index: int  # x in the SVG
+    index: int  # type: ignore[assignment]  # x in the SVG (a field, not tuple.index)
     start: int
     end: int
     logprob: float | None
