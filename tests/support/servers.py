@@ -267,10 +267,12 @@ def start_visualize(
     env: Mapping[str, str] | None = None,
     log_dir: Path | None = None,
     launcher: Sequence[str] = (sys.executable, "manage.py", "visualize"),
+    cwd: Path = REPO_ROOT,
 ) -> ServerProcess:
     """Spawn `manage.py visualize DATA_DIR --port PORT ARGS` without waiting for it.
 
-    `launcher` is what runs in place of `python manage.py visualize` (the console script).
+    `launcher` is what runs in place of `python manage.py visualize` (the console script);
+    `cwd` is the checkout it runs from (another revision's worktree, for `bench_compare.py`).
     """
     port = free_port() if port is None else port
     owned = Path(tempfile.mkdtemp(prefix="visualize-")) if log_dir is None else None
@@ -283,7 +285,7 @@ def start_visualize(
         started_at = time.perf_counter()
         proc = subprocess.Popen(
             argv,
-            cwd=REPO_ROOT,
+            cwd=cwd,
             env=child_env(env),
             stdin=subprocess.DEVNULL,
             stdout=out,

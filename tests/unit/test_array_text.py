@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 from rollouts.presentation.formatting import format_scalar
 from rollouts.presentation.sample import value_node
@@ -18,7 +19,7 @@ def one_by_one(values: list) -> str:
 
 
 def test_every_kind_of_flat_array_reads_as_its_items_one_by_one():
-    arrays = [
+    arrays: list[list[Any]] = [
         [151644, 0, -3, 2**70],  # ints, one beyond 64 bits
         [-0.0353, -1e-300, -1e308, 0.1, -0.0, 2.5],  # finite floats: repr
         [-0.5, math.nan, math.inf],  # not all finite: one by one
