@@ -130,6 +130,8 @@ def scan_step(bucket: str, path: Path) -> Step:
 def find_steps(run_dir: Path) -> list[Step]:
     """The step files of a run: rollout_result/{train,eval}, {train,eval}, or the folder itself."""
     for root in (run_dir / "rollout_result", run_dir):
+        if not root.is_dir():
+            continue
         buckets = [d for d in sorted(root.iterdir()) if d.is_dir() and any(d.glob("*.jsonl"))]
         if buckets:
             return [scan_step(b.name, p) for b in buckets for p in sorted_steps(b)]
