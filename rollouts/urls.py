@@ -2,7 +2,17 @@ from __future__ import annotations
 
 from django.urls import include, path, register_converter
 
-from .views import api, navigation, samples, stats, table, training, training_page, trends
+from .views import (
+    api,
+    navigation,
+    sample_tokens,
+    samples,
+    stats,
+    table,
+    training,
+    training_page,
+    trends,
+)
 from .views import compare as compare_views
 from .views import lineage as lineage_views
 from .views import scalars as scalar_views
@@ -67,6 +77,11 @@ data_dir_patterns = [
     path("<str:bucket>/<step:step>/table/", table.table_page, name="step-table"),
     path("<str:bucket>/<step:step>/", samples.step_page, name="step"),
     path("<str:bucket>/<step:step>/sample/<int:position>/", samples.sample_page, name="sample"),
+    path(
+        "<str:bucket>/<step:step>/sample/<int:position>/tokens/",
+        sample_tokens.sample_tokens,
+        name="sample-tokens",
+    ),
     # Any other address in a bucket (a step or sample that is not a number): the viewer's page.
     path("<str:bucket>/<path:rest>", navigation.page_not_found, name="not-found"),
 ]

@@ -122,7 +122,8 @@ def test_the_token_strip_and_the_tokens_coloured_by_probability(viewer: ServerPr
     page = tab.page
     page.goto(viewer.url(f"/train/{STEP}/sample/0/"))
     strip = page.locator("#rv-token-strip")
-    expect(strip).to_be_visible()
+    expect(strip).to_be_visible()  # the card, loaded by the page's script after the page
+    expect(page.locator("#rv-tokens.rv-tokens-later")).to_have_count(0)
     box = strip.bounding_box()
     assert box is not None and box["width"] > 300 and box["height"] > 20
     expect(strip.locator("rect.rv-strip-lp4")).to_have_count(1)

@@ -50,8 +50,11 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 @pytest.mark.parametrize("position", [0, 1])
 def test_overflowing_log_probs_are_a_page_and_a_json_twin(viewer: ServerProcess, position: int):
-    status, _, body = request(viewer.url(f"/train/1/sample/{position}/"))
+    status, _, body = request(viewer.url(f"/train/1/sample/{position}/tokens/"))
     assert status == 200 and b"rv-token-strip" in body
+    card_url = viewer.url(f"/train/1/sample/{position}/tokens/")
+    status, _, card = request(card_url, headers={"RV-Fragment": "1"})
+    assert status == 200 and card.lstrip().startswith(b'<section id="rv-tokens"')
     status, twin = get_json(viewer.url(f"/api/view/train/1/sample/{position}"))
     assert status == 200 and twin["tokens"]["tokens"] == 2
     assert twin["tokens"]["mean_logprob"] == [399.75, -1e308][position]

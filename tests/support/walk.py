@@ -76,6 +76,8 @@ ROUTES: dict[str, list[tuple[str, str]]] = {
     + [("POST", "/train/{s}/")],
     "sample": [("GET", f"/train/{{s}}/sample/{p}/") for p in (0, 1, 2, 3, 999)]
     + [("GET", "/train/{s}/sample/0/?q=answer"), ("GET", "/train/{s}/sample/0/?q=(&regex=1")],
+    "sample-tokens": [("GET", f"/train/{{s}}/sample/{p}/tokens/") for p in (0, 1, 2, 999)]
+    + [("POST", "/train/{s}/sample/0/tokens/")],
     "api-scalars": [
         ("GET", "/api/scalars"),
         ("GET", "/api/scalars?tags=a,b&after=1"),

@@ -77,8 +77,12 @@ def test_every_overflowing_sample_is_a_page_and_a_strict_json_twin(
     if with_tokenizer:
         settings.ROLLOUTS_TOKENIZER = str(tokenizer_file)
     for position in range(len(CASES)):
-        p = page(client, f"/train/1/sample/{position}/")
+        p = page(client, f"/train/1/sample/{position}/tokens/")
         assert "rv-token-strip" in p.by_id and "Traceback" not in p.html
+        card = client.get(
+            PREFIX + f"/train/1/sample/{position}/tokens/", headers={"RV-Fragment": "1"}
+        )
+        assert card.status_code == 200 and b'id="rv-token-strip"' in card.content
         assert ("rv-token-text" in p.by_id) is with_tokenizer
         tokens = twin_tokens(client, position)
         assert tokens["tokens"] == len(overflow_step)

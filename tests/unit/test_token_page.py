@@ -57,7 +57,7 @@ def twin(client, position: int) -> dict:
 
 
 def test_sample_page_shows_the_strip_and_lows_but_no_text_without_a_tokenizer(client, token_step):
-    p = page(client, "/train/1/sample/0/")
+    p = page(client, "/train/1/sample/0/tokens/")  # the sample page with its card
     assert "rv-token-strip" in p.by_id and "rv-token-lows" in p.by_id
     assert "rv-token-text" not in p.by_id
     assert p.by_id["rv-token-strip"]["data-cells"] == str(len(token_step))
@@ -76,7 +76,7 @@ def test_with_a_tokenizer_the_tokens_are_escaped_text_coloured_by_probability(
     client, settings, token_step, tokenizer_file
 ):
     settings.ROLLOUTS_TOKENIZER = str(tokenizer_file)
-    p = page(client, "/train/1/sample/0/")
+    p = page(client, "/train/1/sample/0/tokens/")
     box = re.search(r'<div id="rv-token-text"[^>]*>(.*?)</div>', p.html, re.S)
     assert box is not None
     spans = re.findall(
@@ -86,6 +86,28 @@ def test_with_a_tokenizer_the_tokens_are_escaped_text_coloured_by_probability(
     assert [kind for kind, _ in spans][1] == "lp4" and {kind for kind, _ in spans} == {"lp0", "lp4"}
     tokens = twin(client, 0)["tokens"]
     assert tokens["tokenizer"] is True and tokens["lowest"][0]["text"] == " cat"
+
+
+def test_the_sample_page_loads_its_card_after_it_and_the_card_comes_alone(client, token_step):
+    """The sample page (and the step page) name the card's URL and link to it; viewer.js asks
+    for it as a fragment, which is the card's section alone."""
+    for url in ("/train/1/sample/0/", "/train/1/"):
+        p = page(client, url)
+        card = p.by_id["rv-tokens"]
+        assert card["data-tokens-url"] == PREFIX + "/train/1/sample/0/tokens/"
+        assert "rv-token-strip" not in p.by_id and f'<a href="{card["data-tokens-url"]}">' in p.html
+        assert f"{len(token_step)} tokens" in p.html
+    sorted_page = page(client, "/train/1/sample/0/?sort=reward&order=desc")
+    assert sorted_page.by_id["rv-tokens"]["data-tokens-url"].endswith(
+        "/sample/0/tokens/?sort=reward&order=desc"
+    )
+    fragment = client.get(PREFIX + "/train/1/sample/0/tokens/", headers={"RV-Fragment": "1"})
+    html = fragment.content.decode()
+    assert fragment.status_code == 200 and html.lstrip().startswith('<section id="rv-tokens"')
+    assert 'id="rv-token-strip"' in html and "<main" not in html and "<html" not in html
+    none = client.get(PREFIX + "/train/1/sample/1/tokens/", headers={"RV-Fragment": "1"})
+    assert none.status_code == 204 and none.content == b""  # a sample without tokens
+    assert "rv-tokens" not in page(client, "/train/1/sample/1/").by_id
 
 
 def test_samples_without_tokens_or_with_only_nan_never_fail(client, token_step):

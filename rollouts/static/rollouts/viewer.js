@@ -98,7 +98,23 @@
       box.scrollTop = box.scrollHeight;
     });
     prefetchNeighbours();
+    loadTokensCard(main);
     document.dispatchEvent(new CustomEvent("rv:main")); // readable.js: reading mode, think blocks
+  }
+
+  // The tokens card comes after the page (its own URL, as a fragment): it sits below the
+  // response and costs as much to build as a long response's text. On failure the card's own
+  // link stays, and opens the page with the card in it.
+  function loadTokensCard(main) {
+    var card = main.querySelector("#rv-tokens[data-tokens-url]");
+    if (!card) return;
+    var serial = navSerial;
+    rv.fetchFragment(card.getAttribute("data-tokens-url")).then(function (result) {
+      if (serial !== navSerial || !card.isConnected || result.status !== 200) return;
+      var parsed = new DOMParser().parseFromString(result.html, "text/html");
+      var loaded = parsed.getElementById("rv-tokens");
+      if (loaded) card.replaceWith(document.adoptNode(loaded));
+    }, function () { /* the link stays */ });
   }
 
   function setCollapsed(section, collapsed) {
