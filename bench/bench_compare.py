@@ -153,6 +153,7 @@ def sorted_steps(folder: Path) -> list[Path]:
 class PageType:
     name: str
     urls: list[str]
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def page_types(prefix: str, steps: list[Step], rng: random.Random, n: int) -> list[PageType]:
@@ -183,6 +184,12 @@ def page_types(prefix: str, steps: list[Step], rng: random.Random, n: int) -> li
         PageType(
             "long",
             [sample_url(by_name[name], i) for _, name, i in longest] * max(1, n // len(longest)),
+        ),
+        PageType(  # what the sample page's script asks for after the page (the long samples')
+            "tokens card",
+            [f"{sample_url(by_name[name], i)}tokens/" for _, name, i in longest]
+            * max(1, n // len(longest)),
+            {"RV-Fragment": "1"},
         ),
         PageType(
             "sample JSON",
@@ -226,12 +233,12 @@ class Timed:
     size: int
 
 
-def fetch(port: int, url: str) -> Timed:
+def fetch(port: int, url: str, headers: dict[str, str] | None = None) -> Timed:
     """GET on a fresh loopback connection, the whole body read; the time until its last byte."""
     started = time.perf_counter()
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
     try:
-        conn.request("GET", url)
+        conn.request("GET", url, headers=headers or {})
         response = conn.getresponse()
         body = response.read()
         return Timed(response.status, time.perf_counter() - started, len(body))
@@ -306,7 +313,7 @@ def time_page_types(sides: list[Side], types: list[PageType]) -> None:
             for side in sides if k % 2 == 0 else reversed(sides):
                 if kind.name in side.absent:
                     continue
-                got = fetch(side.server.port, url)
+                got = fetch(side.server.port, url, kind.headers)
                 if got.status == 404 and k == 0:  # the revision has no such page
                     side.absent.add(kind.name)
                     continue
@@ -670,7 +677,7 @@ def compare(
         for kind in types:
             for url in dict.fromkeys(kind.urls):
                 for side in sides:
-                    fetch(side.server.port, url)
+                    fetch(side.server.port, url, kind.headers)
         wait_idle([s.server for s in sides])
         time_page_types(sides, types)
         ok = print_table(sides[0], sides[1], types, args.tolerance)
