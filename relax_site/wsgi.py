@@ -6,6 +6,11 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from rollouts.server import freeze_startup_objects
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "relax_site.settings")
 
 application = get_wsgi_application()
+
+# Each gunicorn worker imports this module: what it holds now is never garbage (see there).
+freeze_startup_objects()

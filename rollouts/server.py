@@ -4,6 +4,7 @@ a reverse proxy) alike."""
 
 from __future__ import annotations
 
+import gc
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -79,6 +80,15 @@ def serve(
         "bind": [f"fd://{listener.fileno()}"],
         "workers": workers,
         "threads": threads,
+        "post_worker_init": freeze_startup_objects,
         **extra,
     }
     ViewerServer(application, {**options, "errorlog": "-", "loglevel": "warning"}).run()
+
+
+def freeze_startup_objects(_worker: Any = None) -> None:
+    """Everything alive once a worker has started (Django, the app, their modules: ~70,000
+    objects) is never garbage: `gc.freeze()` leaves it out of every later collection. A full
+    collection then walks only what requests made, 5 ms instead of 70 ms, and no page waits
+    for one (`bench/bench_compare.py`: the p99 of the group page)."""
+    gc.freeze()
