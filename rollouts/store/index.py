@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BufferedReader
 from pathlib import Path
-from typing import Any
 
 from .columns import Columns
 from .errors import NotFound, StepChanged, UnreadableLine, unreadable
@@ -26,6 +25,7 @@ from .memory import release_freed_memory
 
 # Bytes compared before and after the last indexed newline to tell growth from a rewrite.
 FINGERPRINT_BYTES = 4096
+Fingerprint = tuple[int, bytes, bytes]  # committed, its first and last bytes
 # A step this big may open partly scanned (`build(..., records=N)`): a page need not wait for it.
 PARTIAL_SCAN_MIN_BYTES = 32 * 1024 * 1024
 SCAN_WAIT_SECONDS = 0.05  # a reader that finds `lock` taken looks again this often
@@ -55,8 +55,7 @@ class StepIndex:
         self.partial_tail_bytes = 0  # an unterminated last line that does not parse (yet)
         self.complete = True  # False: scanned only up to `committed` so far (see `build`)
         self.scanned = threading.Event()  # set once `complete` is (see `finish_scan`)
-        # (committed, its first and last bytes), replaced whole by a scan (see `check_same`)
-        self.fingerprint: tuple[int, bytes, bytes] = (0, b"", b"")
+        self.fingerprint: Fingerprint = (0, b"", b"")  # replaced whole by a scan: check_same
         self.columns: Columns | None = None
         self.invalid: dict[int, str] = {}
         self.generation = 0
@@ -100,7 +99,7 @@ class StepIndex:
             try:
                 with self._open() as f:
                     identity = FileIdentity.of(os.fstat(f.fileno()))
-                    if not self.complete and not self._grew(f, identity):
+                    if not self.complete and not self._grew(f, identity, self.fingerprint):
                         raise StepChanged(f"{self.name} changed while it was being indexed; reload")
                     if not self.complete:
                         self._scan(f, identity)
@@ -121,7 +120,7 @@ class StepIndex:
                 return self
             with self._open() as f:
                 identity = FileIdentity.of(os.fstat(f.fileno()))
-                if self._grew(f, identity):
+                if self._grew(f, identity, self.fingerprint):
                     self._scan(f, identity)
                     if self.columns is not None:
                         self._extend_columns(f)
@@ -136,9 +135,9 @@ class StepIndex:
         if identity != known and not self._grew(f, identity, fingerprint):
             raise StepChanged(f"{self.name} changed while being read (rewritten or truncated)")
 
-    def _grew(self, f: BufferedReader, identity: FileIdentity, known: Any = None) -> bool:
-        """The same file, grown: its first and last known bytes (`known`: a snapshot) unchanged."""
-        committed, head, tail = known or self.fingerprint
+    def _grew(self, f: BufferedReader, identity: FileIdentity, known: Fingerprint) -> bool:
+        """The same file, grown: the first and last bytes of `known` (a snapshot) unchanged."""
+        committed, head, tail = known
         old = self.identity
         if (identity.dev, identity.ino) != (old.dev, old.ino) or identity.size < committed:
             return False

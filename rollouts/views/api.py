@@ -70,15 +70,15 @@ def api_samples(request: HttpRequest, bucket: str, filename: str) -> HttpRespons
     selection = selection_of(request)
     catalog = get_catalog(request)
     first = (page - 1) * page_size
-    index = catalog.open_step(bucket, filename, first + page_size)
+    # A page in file order needs only its lines; a sorted or filtered one, every record.
+    records = first + page_size if selection.is_file_order else None
+    index = catalog.open_step(bucket, filename, records)
     # Every record, unreadable ones included (not known yet): see docs/api.md.
     early = (
         selection.is_file_order
         and index.identity.size > INLINE_COLUMNS_BYTES
         and not index.columns_ready
     )
-    if not early:
-        index.finish_scan()
     ordering: Sequence[int] = range(len(index)) if early else ordering_of(catalog, index, selection)
     positions = list(ordering[first : first + page_size])
     head = {

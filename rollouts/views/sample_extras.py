@@ -49,11 +49,11 @@ def sample_extras(
             url = app_url(request, "sample-tokens", bucket=bucket, step=step, position=position)
             extras["tokens_card"] = {"url": url + query_suffix(selection), "count": len(logprobs)}
         return extras
-    view = tokens_card(values)
+    view = card_view(values)
     return {**extras, "token_view": view, "tokens": view.as_json() if view is not None else None}
 
 
-def tokens_card(values: dict[str, Any]) -> TokenView | None:
+def card_view(values: dict[str, Any]) -> TokenView | None:
     """The sample's tokens as the card shows them (token text with the configured tokenizer)."""
     tokenizer, problem = tokenizer_state(conf.TOKENIZER)
     view = token_view(values, tokenizer)

@@ -10,7 +10,7 @@ from django.template.response import TemplateResponse
 from ..runs import get_catalog
 from ..store import UnreadableLine, step_filename
 from .decorators import FRAGMENT_HEADER, page, render_sample_page
-from .sample_extras import tokens_card
+from .sample_extras import card_view
 from .samples import sample_context
 
 
@@ -24,7 +24,7 @@ def sample_tokens(request: HttpRequest, bucket: str, step: str, position: int) -
         values = index.read(position).decoded.values()
     except UnreadableLine:
         values = {}
-    view = tokens_card(values)
+    view = card_view(values)
     if view is None:  # no tokens (or an unreadable line): nothing to show, the page says why
         return HttpResponse(status=204)
     return TemplateResponse(request, "rollouts/_tokens.html", {"token_view": view})
