@@ -231,6 +231,7 @@ class Timed:
     status: int
     seconds: float
     size: int
+    body: bytes = b""  # `fetch`'s answer (not kept by the load's clients)
 
 
 def fetch(port: int, url: str, headers: dict[str, str] | None = None) -> Timed:
@@ -241,7 +242,7 @@ def fetch(port: int, url: str, headers: dict[str, str] | None = None) -> Timed:
         conn.request("GET", url, headers=headers or {})
         response = conn.getresponse()
         body = response.read()
-        return Timed(response.status, time.perf_counter() - started, len(body))
+        return Timed(response.status, time.perf_counter() - started, len(body), body)
     finally:
         conn.close()
 
@@ -258,15 +259,6 @@ async def fetch_async(port: int, url: str) -> Timed:
         writer.close()
     status = int(answer[9:12]) if answer.startswith(b"HTTP/1.1 ") else 0
     return Timed(status, time.perf_counter() - started, len(answer))
-
-
-def fetch_body(port: int, url: str) -> bytes:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
-    try:
-        conn.request("GET", url)
-        return conn.getresponse().read()
-    finally:
-        conn.close()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -417,7 +409,7 @@ def literal_against_grep(server: ServerProcess, step: Step, literal: str) -> Non
         cursor, matches = None, 0
         while True:
             got = json.loads(
-                fetch_body(server.port, url + (f"&after={quote(cursor)}" if cursor else ""))
+                fetch(server.port, url + (f"&after={quote(cursor)}" if cursor else "")).body
             )
             matches = sum(s["matches"] for s in got["per_step"]) if got["done"] else matches
             if got["done"]:
@@ -721,7 +713,6 @@ def compare(
             try:
                 fetch(server.port, f"{prefix}api/jsonl/{steps[0].bucket}/trends")
                 wait_idle([server])
-                args.data_root = data
                 got = load_run(copy, server, prefix, steps, random.Random(args.seed), args)
             finally:
                 server.stop()
