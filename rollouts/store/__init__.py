@@ -12,8 +12,9 @@ from .files import (
     step_filename,
     step_name,
 )
-from .index import Sample, StepIndex
+from .index import StepIndex
 from .jsonio import decode_line, dumps_strict, finite_or_none, line_as_json
+from .lines import Sample
 from .ordering import EVERYTHING, Selection, ValueRange, order_positions, rank_of
 
 __all__ = [

@@ -11,8 +11,7 @@ import functools
 import os
 import threading
 from array import array
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from io import BufferedReader
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from .columns import Columns
 from .errors import NotFound, StepChanged, UnreadableLine, unreadable
 from .files import FileIdentity
 from .jsonio import DecodedLine, LineError, decode_line
-from .lines import BLANK, read_lines, scan_lines
+from .lines import BLANK, Sample, read_lines, read_records, scan_lines
 from .memory import release_freed_memory
 
 # Bytes compared before and after the last indexed newline to tell growth from a rewrite.
@@ -29,16 +28,6 @@ Fingerprint = tuple[int, bytes, bytes]  # committed, its first and last bytes
 # A step this big may open partly scanned (`build(..., records=N)`): a page need not wait for it.
 PARTIAL_SCAN_MIN_BYTES = 32 * 1024 * 1024
 SCAN_WAIT_SECONDS = 0.05  # a reader that finds `lock` taken looks again this often
-
-
-@dataclass(slots=True)
-class Sample:
-    """One record read from disk."""
-
-    position: int
-    line: int  # 1-based line number in the file, for messages
-    data: bytes
-    decoded: DecodedLine
 
 
 class StepIndex:
@@ -252,19 +241,29 @@ class StepIndex:
         return len(self.lines)
 
     def read(self, position: int) -> Sample:
-        if position >= len(self) and not self.complete:
+        (sample,) = self.read_many([position])
+        if isinstance(sample, UnreadableLine):
+            raise sample
+        return sample
+
+    def read_many(self, positions: Sequence[int]) -> Iterator[Sample | UnreadableLine]:
+        """The records at `positions`, the file opened once and neighbours read together; an
+        unreadable line comes as its UnreadableLine, not raised, and the others follow."""
+        if positions and max(positions) >= len(self) and not self.complete:
             self.finish_scan()
-        if not 0 <= position < len(self):
-            raise NotFound(f"{self.name} has no sample at position {position}")
-        start, end, line = self.starts[position], self.ends[position], self.lines[position]
+        for position in positions:
+            if not 0 <= position < len(self):
+                raise NotFound(f"{self.name} has no sample at position {position}")
         with self._open() as f:
-            data = os.pread(f.fileno(), end - start, start)
-            self.check_same(f)
-        try:
-            decoded = decode_line(data)
-        except LineError as exc:
-            raise UnreadableLine(line, str(exc)) from None
-        return Sample(position, line, data, decoded)
+            check = functools.partial(self.check_same, f)
+            for position, data in read_records(
+                f.fileno(), self.starts, self.ends, positions, check
+            ):
+                line = self.lines[position]
+                try:
+                    yield Sample(position, line, data, decode_line(data))
+                except LineError as exc:
+                    yield UnreadableLine(line, str(exc))
 
     def iter_readable(self) -> Iterator[tuple[int, DecodedLine, bytes]]:
         """(position, decoded, bytes) of every readable record in file order, read in blocks.

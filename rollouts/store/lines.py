@@ -6,12 +6,25 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from io import BufferedReader
+
+from .jsonio import DecodedLine
 
 READ_BLOCK_BYTES = 256 * 1024  # larger is no faster, and kept resident longer: memory.py
 SCAN_CHUNK_BYTES = 512 * 1024
 BLANK = b" \t\r\f\v"
+
+
+@dataclass(slots=True)
+class Sample:
+    """One record read from disk."""
+
+    position: int
+    line: int  # 1-based line number in the file, for messages
+    data: bytes
+    decoded: DecodedLine
 
 
 def read_lines(
@@ -30,6 +43,20 @@ def read_lines(
         check()
         for p in range(first, position):
             yield p, block[starts[p] - block_start : ends[p] - block_start]
+
+
+def read_records(
+    fd: int, starts: array, ends: array, positions: Sequence[int], check: Callable[[], None]
+) -> Iterator[tuple[int, bytes]]:
+    """`read_lines` for any positions, in their order: each run of consecutive ones is read as
+    `read_lines` reads a range (a page of a step in file order: a few preads, not one each)."""
+    first = 0
+    while first < len(positions):
+        last = first
+        while last + 1 < len(positions) and positions[last + 1] == positions[last] + 1:
+            last += 1
+        yield from read_lines(fd, starts, ends, range(positions[first], positions[last] + 1), check)
+        first = last + 1
 
 
 def is_blank(chunk: bytearray, start: int, end: int) -> bool:

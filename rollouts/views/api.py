@@ -48,10 +48,8 @@ def _page_items(index: StepIndex, positions: Sequence[int]) -> Iterator[bytes]:
     `positions`). Then the rest of a partly scanned step is scanned, for the totals that follow.
     The file gone, unreadable or rewritten meanwhile ends the page: see `stream_object`."""
     sent = 0
-    for position in positions:
-        try:
-            sample = index.read(position)
-        except UnreadableLine:
+    for sample in index.read_many(positions):
+        if isinstance(sample, UnreadableLine):
             yield b"null"
             continue
         sent += len(sample.data)
