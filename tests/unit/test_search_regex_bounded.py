@@ -151,9 +151,9 @@ def test_a_match_lets_the_other_threads_run():
 def test_marks_are_found_within_their_bound():
     huge = "y" * 20_000_000 + "x"  # x* matches the empty text at each of 20 M characters
     query = Query("x*", regex=True)
-    started = time.monotonic()
+    # Unbounded, the scan would reach the final "x" (minutes of 20 M steps) and mark it: no
+    # mark at all shows it stopped at its bound (no wall-clock assertion: the machine may be busy).
     assert match_spans(query, {"response": huge}, seconds=0.2) == {}
-    assert time.monotonic() - started < 5.0  # unbounded: 20 M steps, minutes
     assert match_spans(query, {"response": "axxb" + huge}) == {"response": ["xx"]}
     many = " ".join(f"apolog{i}" for i in range(100))
     spans = match_spans(Query(r"apolog\d+", regex=True), {"response": many})
