@@ -5,6 +5,7 @@ reading event files is tested in tests/e2e/test_scalars_*.py."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from relax_site.environment import read_environment
 from rollouts.checks import check_settings
 from rollouts.install import install_hint
 from rollouts.scalars import configured_dir, kind_of
-from rollouts.store.scalars import event_files, find_tensorboard
+from rollouts.store.scalars import event_files, find_tensorboard, support
 from rollouts.training.spec import SpecError
 from rollouts.training.specfile import parse_spec
 
@@ -128,6 +129,27 @@ def test_event_files_without_the_package_warn_once(settings, tmp_path, monkeypat
     assert install_hint("tensorboard") in warnings[0].msg
     settings.ROLLOUTS_TENSORBOARD = "off"  # turned off: nothing to warn about
     assert ids() == []
+
+
+def test_whether_tensorboard_is_installed_is_searched_for_once(monkeypatch):
+    """Every trends answer and poll asks; the search of sys.path (dozens of stats) is made once,
+    and an import blocked or made meanwhile is still seen."""
+    monkeypatch.delitem(sys.modules, "tensorboard", raising=False)
+    support._found.cache_clear()
+    searched: list[str] = []
+    real = importlib.util.find_spec
+
+    def counted(name, *args):
+        searched.append(name)
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", counted)
+    first = support.tensorboard_available()
+    assert [support.tensorboard_available() for _ in range(3)] == [first] * 3
+    assert searched == ["tensorboard"]
+    monkeypatch.setitem(sys.modules, "tensorboard", None)  # blocked: never available
+    assert support.tensorboard_available() is False
+    support._found.cache_clear()
 
 
 SPEC = {"job": {"command": ["python", "train.py"]}}

@@ -6,8 +6,10 @@ imports it only when it has event files to read, and says once that it is missin
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
+import sys
 
 from ...install import install_hint
 
@@ -20,7 +22,16 @@ _said = False
 
 
 def tensorboard_available() -> bool:
-    """Whether `tensorboard` can be imported (found, not imported: that is the slow part)."""
+    """Whether `tensorboard` can be imported (found, not imported: that is the slow part). The
+    search of sys.path is made once per process (every trends answer and poll asks), so a package
+    installed while the viewer runs is seen after a restart; one imported already is seen."""
+    if "tensorboard" in sys.modules:
+        return sys.modules["tensorboard"] is not None  # None: import blocked
+    return _found()
+
+
+@functools.cache
+def _found() -> bool:
     try:
         return importlib.util.find_spec("tensorboard") is not None
     except (ImportError, ValueError):
