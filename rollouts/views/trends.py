@@ -7,26 +7,28 @@ smoothing and live updates need a script anyway.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.safestring import mark_safe
 
 from ..conf import conf
 from ..links import app_url, step_entries, url_maker
 from ..query import int_param
 from ..runs import catalog_of, current_run, get_catalog, history_of
-from ..scalars import trend_scalars, with_scalars_version, with_update_rules
+from ..scalars import store_for, trend_scalars, with_scalars_version, with_update_rules
 from ..store import StoreError, dumps_strict
 from ..store.cards import cards
-from ..store.history import Point
+from ..store.history import Point, Snapshot
 from ..store.reading import convergence, curves
 from .decorators import api, page
 from .header import header_context
-from .responses import json_response
+from .responses import JSON_TYPE, json_response
 
 POLL_STEPS_MAX = 1000  # new steps returned by one poll (the rest come with the next)
 STEP_MAX = 2**63  # bounds of the step-number parameters
@@ -52,6 +54,9 @@ def cursor_of(items: Sequence[_Versioned]) -> dict[str, int] | None:
 DISK_BUDGET_S = 0.25
 # What the inline JSON must not hold raw inside a <script> element (as Django's json_script).
 _SCRIPT_ESCAPES = {ord(">"): "\\u003E", ord("<"): "\\u003C", ord("&"): "\\u0026"}
+MEMO_ANSWERS = 32  # trends answers remembered (see trends_bytes), the least recently used go
+_memo: OrderedDict[tuple, tuple[tuple, bytes]] = OrderedDict()
+_memo_lock = threading.Lock()
 
 
 @page
@@ -60,7 +65,7 @@ def trends_page(request: HttpRequest, bucket: str) -> HttpResponse:
     context = header_context(request, catalog, bucket, None)
     trends_url = app_url(request, "api-trends", bucket=bucket)
     # The first answer comes with the page, so what is known is drawn without another request.
-    first = dumps_strict(trends_json(request, bucket)).decode("utf-8")
+    first = trends_bytes(request, bucket).decode("utf-8")
     context.update(
         {
             "page": "trends",
@@ -81,7 +86,7 @@ def api_trends(request: HttpRequest, bucket: str) -> HttpResponseBase:
     the points of steps after N (the cards and the reading always cover every step).
     """
     after = int_param(request, "after", -1, -1, STEP_MAX)
-    return json_response(trends_json(request, bucket, after))
+    return HttpResponse(trends_bytes(request, bucket, after), content_type=JSON_TYPE)
 
 
 def run_choices(request: HttpRequest, bucket: str) -> list[dict[str, Any]]:
@@ -102,9 +107,46 @@ def run_choices(request: HttpRequest, bucket: str) -> list[dict[str, Any]]:
     return choices
 
 
-def trends_json(request: HttpRequest, bucket: str, after: int = -1) -> dict[str, Any]:
+def trends_bytes(request: HttpRequest, bucket: str, after: int = -1) -> bytes:
+    """`trends_json` encoded, from the memo when nothing it is made of changed: the same steps'
+    points (the very objects, kept alive by the memo), the same scalars, runs and URL prefix.
+    Every open page of a bucket asks for it at each new step; most answers are the same."""
     catalog = get_catalog(request)
     snapshot = history_of(catalog, bucket).snapshot(DISK_BUDGET_S)
+    run = current_run(request)
+    store, why = store_for(catalog.root, run)
+    if store is not None:
+        store.refresh()
+    choices = run_choices(request, bucket)
+    key = (
+        (id(catalog), bucket, run, after, get_script_prefix(), tuple(map(id, snapshot.points))),
+        (snapshot.total, snapshot.pending, tuple(snapshot.failed.items())),
+        store.version if store is not None else why,
+        tuple((c["name"], c["trends_url"]) for c in choices),
+    )
+    with _memo_lock:
+        memo = _memo.get(key)
+        if memo is not None:
+            _memo.move_to_end(key)
+            return memo[1]
+    answer = dumps_strict(trends_json(request, bucket, after, snapshot, choices))
+    with _memo_lock:
+        _memo[key] = ((catalog, snapshot.points), answer)
+        while len(_memo) > MEMO_ANSWERS:
+            _memo.popitem(last=False)
+    return answer
+
+
+def trends_json(
+    request: HttpRequest,
+    bucket: str,
+    after: int = -1,
+    snapshot: Snapshot | None = None,
+    choices: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    catalog = get_catalog(request)
+    if snapshot is None:
+        snapshot = history_of(catalog, bucket).snapshot(DISK_BUDGET_S)
     points = snapshot.points
     # The run's TensorBoard scalars (issue 17): `tb.<tag>` series on the steps that logged them.
     run = current_run(request)
@@ -126,7 +168,7 @@ def trends_json(request: HttpRequest, bucket: str, after: int = -1) -> dict[str,
         "cards": cards(points),
         "reading": with_update_rules(convergence(points), scalars),
         "cursor": with_scalars_version(cursor_of(points), catalog.root, run),
-        "runs": run_choices(request, bucket),
+        "runs": run_choices(request, bucket) if choices is None else choices,
         "scalars": scalars.source,
     }
 
