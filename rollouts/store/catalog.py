@@ -24,6 +24,7 @@ from .index import StepIndex
 from .jsonio import without_surrogates
 from .memory import release_freed_memory
 from .ordering import EVERYTHING, Selection, order_positions
+from .shared import SharedRun
 from .stats import step_stats
 
 logger = logging.getLogger("rollouts.store")
@@ -75,6 +76,7 @@ class Catalog:
         self._build_locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self._buckets_memo: tuple[tuple, dict[str, Path]] | None = None
+        self._listings: dict[str, SharedRun[list[StepFile]]] = {}
 
     # -- catalog -------------------------------------------------------------------------
     def _contained(self, path: Path) -> Path | None:
@@ -123,7 +125,11 @@ class Catalog:
         return path
 
     def steps(self, bucket: str) -> list[StepFile]:
-        """Step files of a bucket, in numeric order."""
+        """Step files of a bucket in numeric order, listed after the call began (`SharedRun`)."""
+        shared = self._listings.get(bucket) or self._listings.setdefault(bucket, SharedRun())
+        return list(shared.get(lambda: self._list_steps(bucket)))  # a list of the caller's own
+
+    def _list_steps(self, bucket: str) -> list[StepFile]:
         directory = self.bucket_dir(bucket)
         found: list[StepFile] = []
         try:
@@ -145,8 +151,7 @@ class Catalog:
                 else:
                     continue
                 found.append(StepFile(int(match.group(1)), entry.name, st.st_size, st.st_mtime_ns))
-        found.sort(key=lambda s: (s.step, s.filename))
-        return found
+        return sorted(found, key=lambda s: (s.step, s.filename))
 
     def step_path(self, bucket: str, filename: str) -> Path:
         directory = self.bucket_dir(bucket)
