@@ -29,7 +29,9 @@ page (`samples?page=K&page_size=50` in file order).
 to while 2,000 requests (a mix: sample pages of the finished steps and of the growing one, the
 page's poll, the trends JSON, the API page of the growing step) go out 50 at a time; printed:
 requests/s and p50 / p99 of each (bounded: the load stops after `--load-seconds` whatever is
-left).
+left). Before it, as before the page types, the server is warmed (the trends, and one sample page
+of each finished step: every step's index opened) and left to go idle: the load measures a
+server that is up, not its first minute (the cold first page has its own figures).
 """
 
 from __future__ import annotations
@@ -711,7 +713,11 @@ def compare(
             shutil.copytree(data, copy, symlinks=True)
             server = serve(directory, copy, scratch, f"load-{label}")
             try:
+                # Warm, as the page types are (see the docstring): the trends, and each step once
+                # (its index opened, its columns decoded), then quiet.
                 fetch(server.port, f"{prefix}api/jsonl/{steps[0].bucket}/trends")
+                for step in steps:
+                    fetch(server.port, f"{prefix}{step.bucket}/{step.step}/sample/0/")
                 wait_idle([server])
                 got = load_run(copy, server, prefix, steps, random.Random(args.seed), args)
             finally:
