@@ -154,8 +154,8 @@ KEY_NAMES = {"ArrowRight": "→", "ArrowLeft": "←"}
 
 def keys_the_scripts_handle() -> set[str]:
     """Every key in viewer.js's KEYS and keys.js's GOES, as the dialog writes it."""
-    viewer_keys = re.search(r"var KEYS = \{(.*?)\};", (STATIC / "viewer.js").read_text(), re.S)
-    page_keys = re.search(r"var GOES = \{(.*?)\n\s*\};", (STATIC / "keys.js").read_text(), re.S)
+    viewer_keys = re.search(r"const KEYS = \{(.*?)\};", (STATIC / "viewer.js").read_text(), re.S)
+    page_keys = re.search(r"const GOES = \{(.*?)\n\s*\};", (STATIC / "keys.js").read_text(), re.S)
     assert viewer_keys and page_keys
     found = set(re.findall(r'(\w+): "', viewer_keys.group(1)))
     found |= set(re.findall(r'^\s*"?([^\s":]+)"?: \{', page_keys.group(1), re.M))

@@ -128,7 +128,7 @@ def test_without_a_script_the_first_slice_is_there_and_search_on_goes_on(
 ):
     context = browser.new_context(java_script_enabled=False)
     try:
-        tab = Tab.attach(context.new_page())
+        tab = Tab.attach(context.new_page(), scripts=False)
         page = tab.page
         page.goto(search_url(viewer, "q=apologize&lines=12"))
         assert hit_places(tab) == [m for m in MATCHES if m[0] <= 3]

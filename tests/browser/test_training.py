@@ -830,7 +830,11 @@ def test_a_crashed_job_shows_its_failure_and_resumes_from_its_checkpoint(tab, tm
 def test_the_log_keeps_the_last_4000_lines_each_once(tab, trainer):
     page = open_page(tab, trainer)
     kept = page.evaluate(
-        """() => {
+        """async () => {
+            // The page's own module (the same instance its entry imported), by a URL relative
+            // to the entry's, as the modules find each other.
+            const entry = document.querySelector('script[type="module"]').src;
+            const { createLog } = await import(new URL("../training-log.js", entry));
             const el = {};
             const tags = {list: "ol", filter: "input", errors: "input", progress: "input",
                           follow: "input", count: "span"};
@@ -839,7 +843,7 @@ def test_the_log_keeps_the_last_4000_lines_each_once(tab, trainer):
                 if (tag === "input" && name !== "filter") el[name].type = "checkbox";
             }
             el.progress.checked = true;
-            const log = window.rvTraining.log(el);
+            const log = createLog(el);
             const lines = n => Array.from(
                 {length: n}, (_, i) => ({n: i + 1, text: "line " + (i + 1), kind: "stdout"}));
             log.add(lines(3000));

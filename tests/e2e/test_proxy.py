@@ -238,7 +238,7 @@ def test_static_files_come_with_their_content_type(proxy: Proxy) -> None:
         assert resp.status == 200, url
         assert resp.content_type.startswith(expected_type(url)), (url, resp.content_type)
         assert resp.headers.get("x-content-type-options") == "nosniff", url
-        local = REPO_ROOT / "rollouts" / "static" / "rollouts" / Path(url).name
+        local = REPO_ROOT / "rollouts" / "static" / url.split("/static/", 1)[1]  # pages/, lib/
         assert resp.body == local.read_bytes(), url
 
 

@@ -180,6 +180,7 @@ class LinkCollector(HTMLParser):
         self.links: list[str] = []
         self.stylesheets: list[str] = []
         self.scripts: list[str] = []
+        self.preloads: list[str] = []  # <link rel="modulepreload">: the entry module's imports
         self.step_options: list[str] = []
         self._in_step_select = False
 
@@ -198,6 +199,8 @@ class LinkCollector(HTMLParser):
             self.links.append(href)
         elif tag == "link" and attr.get("rel") == "stylesheet":
             self.stylesheets.append(href)
+        elif tag == "link" and attr.get("rel") == "modulepreload":
+            self.preloads.append(href)
 
 
 def parse_links(html: bytes) -> LinkCollector:
@@ -539,11 +542,13 @@ def test_base_path_index_links_and_stylesheet_carry_the_prefix_and_resolve(
         steps = step_files(demo_dir / bucket)
         assert page.step_options == [f"{prefix}/{bucket}/{s.stem}/" for s in steps]
         assert page.stylesheets == [f"{prefix}/static/rollouts/{n}" for n in STYLESHEETS]
-        names = ["theme.js", "shared.js", "viewer.js", "grown.js", "live.js", "focus.js", "keys.js"]
-        names.append("readable.js")  # the sample page's own (reading mode)
+        # The theme before the first paint, then the page's entry module: its imports are
+        # relative to it, so they carry the prefix too (and its preloads are links, below).
+        names = ["theme.js", "pages/sample.js"]
         assert page.scripts == [f"{prefix}/static/rollouts/{name}" for name in names]
+        assert f"{prefix}/static/rollouts/readable.js" in page.preloads
         links = [u for u in page.links if not u.startswith("#")]  # the skip link stays on the page
-        urls = [*links, *page.stylesheets, *page.scripts, *page.step_options]
+        urls = [*links, *page.stylesheets, *page.scripts, *page.preloads, *page.step_options]
         for href in urls:
             assert href.startswith(prefix + "/"), href
         css_status, css_headers, css = request(proxied.url(page.stylesheets[0]))  # viewer.css

@@ -352,19 +352,18 @@ def test_every_url_on_a_page_is_inside_the_mount_point(client, write_step):
     for url in p.urls:
         in_page = url.startswith("#")  # the skip link: a fragment of this very page
         assert url.startswith((PREFIX + "/", "/static/")) or url == "data:," or in_page, url
-    # shared.js (the rv namespace) before its users; deferred scripts run in document order.
+    # theme.js before the first paint, then the page's one entry module, which imports the rest.
     assert [s.get("src") for s in p.scripts] == [
         "/static/rollouts/theme.js",
-        "/static/rollouts/shared.js",
-        "/static/rollouts/viewer.js",
-        "/static/rollouts/grown.js",
-        "/static/rollouts/live.js",
-        "/static/rollouts/focus.js",
-        "/static/rollouts/keys.js",
-        "/static/rollouts/readable.js",  # the sample page's own, after viewer.js
+        "/static/rollouts/pages/sample.js",
     ]
     assert "defer" not in p.scripts[0] and "async" not in p.scripts[0], "theme before paint"
-    assert all("defer" in script for script in p.scripts[1:])
+    assert "type" not in p.scripts[0], "a module script would run after the first paint"
+    assert p.scripts[1]["type"] == "module"
+    # Its imports are preloaded: the readable.js of the sample page among them.
+    preloads = re.findall(r'<link rel="modulepreload" href="([^"]+)">', p.html)
+    assert "/static/rollouts/readable.js" in preloads
+    assert "/static/rollouts/lib/fragments.js" in preloads
 
 
 # -- JSON twins ------------------------------------------------------------------------------

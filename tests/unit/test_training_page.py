@@ -4,11 +4,14 @@ for its script and no inline script or style; the header links to it only when i
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.support.pages import PREFIX, page
 
-SCRIPTS = ["chart.js", "reading.js", "training-form.js", "training-log.js",
+# The page's modules, preloaded beside its entry module (pages/training.js).
+MODULES = ["chart.js", "reading.js", "training-form.js", "training-log.js",
            "training-metrics.js", "training-points.js", "training-phases.js",
            "training-episodes.js", "training-backend.js", "training.js"]  # fmt: skip
 
@@ -63,7 +66,9 @@ def test_the_page_has_no_inline_script_or_style_and_a_strict_csp(client, hosted)
     p = page(client, "/training/")
     sources = [s.get("src", "") for s in p.scripts]
     assert all(sources), "an inline script"
-    assert [s.rsplit("/", 1)[1] for s in sources[-len(SCRIPTS) :]] == SCRIPTS
+    assert sources[-1] == "/static/rollouts/pages/training.js"
+    preloaded = re.findall(r'<link rel="modulepreload" href="/static/rollouts/([^"]+)">', p.html)
+    assert set(MODULES) <= set(preloaded)
     assert "<style" not in p.html and " style=" not in p.html
 
 

@@ -1,66 +1,95 @@
 // Relax Rollout Viewer: the convergence reading's box on the trends and Training pages (their
-// scripts call window.rvReading.render with the reading from their JSON and number formats): the
+// scripts call renderReading with the reading from their JSON and number formats): the
 // verdict, why, and every number the reading compared with the rule it was held against.
 // Text reaches the page only through textContent.
-(function () {
-  "use strict";
+import { element as html } from "./lib/dom.js";
+import { finite } from "./lib/numbers.js";
 
-  var html = window.rv.element; // shared.js
-  var finite = window.rv.finite;
+// Every number the reading compared: [name, label, compared with, rule, whether it holds].
+export function readingRows(n, t, fmt) {
+  const rows = [
+    [
+      "steps",
+      "steps with a reward",
+      "min_steps " + t.min_steps,
+      "at least min_steps (else warming up)",
+      n.steps >= t.min_steps,
+    ],
+    ["window_steps", "steps read", "window " + t.window, "the last window steps", null],
+    ["level", "mean over the window", "", "", null],
+    [
+      "shift",
+      "shift between the halves",
+      "noise " + fmt(n.noise),
+      "plateau needs |shift| ≤ noise",
+      finite(n.shift) && Math.abs(n.shift) <= n.noise,
+    ],
+    [
+      "cv",
+      "coefficient of variation",
+      "plateau_cv " + t.plateau_cv,
+      "plateau needs cv ≤ plateau_cv",
+      finite(n.cv) && n.cv <= t.plateau_cv,
+    ],
+    [
+      "range_ratio",
+      "range / level",
+      "plateau_range " + t.plateau_range,
+      "plateau needs range_ratio ≤ plateau_range",
+      finite(n.range_ratio) && n.range_ratio <= t.plateau_range,
+    ],
+    ["slope", "slope per step", "0", "not rising when slope < 0", finite(n.slope) && n.slope < 0],
+    [
+      "approx_kl",
+      "latest approx_kl",
+      "kl_max " + t.kl_max,
+      "kl too large when approx_kl > kl_max",
+      finite(n.approx_kl) && n.approx_kl > t.kl_max,
+    ],
+    [
+      "explained_variance",
+      "latest explained variance",
+      "explained_variance_min " + t.explained_variance_min,
+      "value not fitted when explained_variance < explained_variance_min",
+      finite(n.explained_variance) && n.explained_variance < t.explained_variance_min,
+    ],
+  ].filter((row) => row[0] in n);
+  // A number no rule above names is still shown (the training reading has more).
+  const named = rows.map((row) => row[0]).concat(["noise"]);
+  return rows.concat(
+    Object.keys(n)
+      .filter((k) => named.indexOf(k) < 0)
+      .map((k) => [k, k, "", "", null]),
+  );
+}
 
-  // Every number the reading compared: [name, label, compared with, rule, whether it holds].
-  function readingRows(n, t, fmt) {
-    var rows = [
-      ["steps", "steps with a reward", "min_steps " + t.min_steps,
-        "at least min_steps (else warming up)", n.steps >= t.min_steps],
-      ["window_steps", "steps read", "window " + t.window, "the last window steps", null],
-      ["level", "mean over the window", "", "", null],
-      ["shift", "shift between the halves", "noise " + fmt(n.noise),
-        "plateau needs |shift| ≤ noise", finite(n.shift) && Math.abs(n.shift) <= n.noise],
-      ["cv", "coefficient of variation", "plateau_cv " + t.plateau_cv,
-        "plateau needs cv ≤ plateau_cv", finite(n.cv) && n.cv <= t.plateau_cv],
-      ["range_ratio", "range / level", "plateau_range " + t.plateau_range,
-        "plateau needs range_ratio ≤ plateau_range",
-        finite(n.range_ratio) && n.range_ratio <= t.plateau_range],
-      ["slope", "slope per step", "0", "not rising when slope < 0", finite(n.slope) && n.slope < 0],
-      ["approx_kl", "latest approx_kl", "kl_max " + t.kl_max, "kl too large when approx_kl > kl_max",
-        finite(n.approx_kl) && n.approx_kl > t.kl_max],
-      ["explained_variance", "latest explained variance",
-        "explained_variance_min " + t.explained_variance_min,
-        "value not fitted when explained_variance < explained_variance_min",
-        finite(n.explained_variance) && n.explained_variance < t.explained_variance_min],
-    ].filter(function (row) { return row[0] in n; });
-    // A number no rule above names is still shown (the training reading has more).
-    var named = rows.map(function (row) { return row[0]; }).concat(["noise"]);
-    return rows.concat(Object.keys(n).filter(function (k) { return named.indexOf(k) < 0; })
-      .map(function (k) { return [k, k, "", "", null]; }));
-  }
-
-  function render(box, reading, fmt, fmtDelta) {
-    var numbers = reading.numbers || {};
-    box.setAttribute("data-reading", reading.reading);
-    box.querySelector(".rv-reading-name").textContent = reading.reading;
-    box.querySelector(".rv-reading-why").textContent = reading.why;
-    var rows = readingRows(numbers, reading.thresholds || {}, fmt).map(function (row) {
-      var tr = html("tr"), value = numbers[row[0]], holds = row[4];
-      tr.setAttribute("data-number", row[0]);
-      [row[1], row[0] === "shift" ? fmtDelta(value) : fmt(value), row[2], row[3]]
-        .forEach(function (text) { tr.appendChild(html("td", "", text)); });
-      tr.appendChild(holds === null ? html("td")
-        : html("td", holds ? "rv-holds" : "rv-fails", holds ? "yes" : "no"));
-      return tr;
+export function renderReading(box, reading, fmt, fmtDelta) {
+  const numbers = reading.numbers || {};
+  box.setAttribute("data-reading", reading.reading);
+  box.querySelector(".rv-reading-name").textContent = reading.reading;
+  box.querySelector(".rv-reading-why").textContent = reading.why;
+  const rows = readingRows(numbers, reading.thresholds || {}, fmt).map((row) => {
+    const tr = html("tr");
+    const value = numbers[row[0]];
+    const holds = row[4];
+    tr.setAttribute("data-number", row[0]);
+    [row[1], row[0] === "shift" ? fmtDelta(value) : fmt(value), row[2], row[3]].forEach((text) => {
+      tr.appendChild(html("td", "", text));
     });
-    var table = box.querySelector(".rv-reading-numbers"), body = table.querySelector("tbody");
-    table.hidden = !rows.length;
-    body.replaceChildren.apply(body, rows);
-    var warnings = box.querySelector("#rv-warnings");
-    var warned = reading.warnings || [];
-    warnings.hidden = !warned.length;
-    warnings.replaceChildren.apply(warnings, warned.map(function (w) {
-      return html("li", "rv-warning", w);
-    }));
-    box.querySelector(".rv-disclaimer").textContent = "Heuristic: " + reading.disclaimer + ".";
-  }
-
-  window.rvReading = { render: render };
-})();
+    tr.appendChild(
+      holds === null
+        ? html("td")
+        : html("td", holds ? "rv-holds" : "rv-fails", holds ? "yes" : "no"),
+    );
+    return tr;
+  });
+  const table = box.querySelector(".rv-reading-numbers");
+  const body = table.querySelector("tbody");
+  table.hidden = !rows.length;
+  body.replaceChildren(...rows);
+  const warnings = box.querySelector("#rv-warnings");
+  const warned = reading.warnings || [];
+  warnings.hidden = !warned.length;
+  warnings.replaceChildren(...warned.map((w) => html("li", "rv-warning", w)));
+  box.querySelector(".rv-disclaimer").textContent = "Heuristic: " + reading.disclaimer + ".";
+}

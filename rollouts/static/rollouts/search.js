@@ -4,197 +4,229 @@
 // share of matching samples per step (chart.js). Leaving the page aborts the request in flight.
 // A click on a step of the curve (or Enter on it) lists that step's hits (#step=N in the URL).
 // Sample text reaches the page only through textContent: the match is its own <mark> element.
-(function () {
-  "use strict";
+import { createChart } from "./chart.js";
+import { byId, element as html } from "./lib/dom.js";
+import { getJson as requestJsonBody } from "./lib/fetch.js";
+import { formatShare } from "./lib/numbers.js";
+import { stepFromHash, withParams as withQuery } from "./lib/url.js";
 
-  var html = window.rv.element; // shared.js
-  var main, chart, searchUrl;
-  var pending = []; // the AbortControllers of the requests in flight
-  var perStep = {}; // step -> {step, samples, matches}, summed over the slices
-  var stepHits = {}; // step -> the hits fetched for that step alone (when the list lacks some)
+let main;
+let chart;
+let searchUrl;
+let pending = []; // the AbortControllers of the requests in flight
+const perStep = {}; // step -> {step, samples, matches}, summed over the slices
+const stepHits = {}; // step -> the hits fetched for that step alone (when the list lacks some)
 
-  function byId(id) { return document.getElementById(id); }
+function withParams(url, params) {
+  return withQuery(url, params, window.location.href);
+}
 
-  function withParams(url, params) {
-    var parsed = new URL(url, window.location.href);
-    Object.keys(params).forEach(function (key) {
-      if (params[key] === null) parsed.searchParams.delete(key);
-      else parsed.searchParams.set(key, params[key]);
-    });
-    return parsed.toString();
-  }
+// Every request can be aborted when the page goes (pagehide).
+function getJson(url) {
+  const controller = new AbortController();
+  pending.push(controller);
+  const done = () => {
+    pending = pending.filter((c) => c !== controller);
+  };
+  return requestJsonBody(url, { signal: controller.signal }).then(
+    (body) => {
+      done();
+      return body;
+    },
+    (error) => {
+      done();
+      throw error;
+    },
+  );
+}
 
-  function getJson(url) {
-    var controller = new AbortController();
-    pending.push(controller);
-    return fetch(url, { credentials: "same-origin", signal: controller.signal,
-      headers: { Accept: "application/json" } }).then(function (r) {
-      pending = pending.filter(function (c) { return c !== controller; });
-      return r.json().then(function (body) {
-        if (!r.ok) throw new Error(body.message || "the server answered " + r.status);
-        return body;
-      });
-    });
-  }
+// -- rendering -----------------------------------------------------------------------
+function hitItem(hit) {
+  const item = html("li", "rv-hit");
+  item.setAttribute("data-step", hit.step);
+  const link = item.appendChild(html("a", "rv-hit-link"));
+  link.href = hit.url;
+  link.appendChild(
+    html(
+      "span",
+      "rv-hit-where",
+      "step " + hit.step + " \u00b7 sample " + hit.position + " \u00b7 " + hit.field,
+    ),
+  );
+  link.append(" ");
+  const snippet = link.appendChild(html("span", "rv-snippet"));
+  snippet.append(hit.snippet.before);
+  snippet.appendChild(html("mark", "rv-search-mark", hit.snippet.match));
+  snippet.append(hit.snippet.after);
+  return item;
+}
 
-  // -- rendering -----------------------------------------------------------------------
-  function hitItem(hit) {
-    var item = html("li", "rv-hit");
-    item.setAttribute("data-step", hit.step);
-    var link = item.appendChild(html("a", "rv-hit-link"));
-    link.href = hit.url;
-    link.appendChild(html("span", "rv-hit-where",
-      "step " + hit.step + " \u00b7 sample " + hit.position + " \u00b7 " + hit.field));
-    link.append(" ");
-    var snippet = link.appendChild(html("span", "rv-snippet"));
-    snippet.append(hit.snippet.before);
-    snippet.appendChild(html("mark", "rv-search-mark", hit.snippet.match));
-    snippet.append(hit.snippet.after);
-    return item;
-  }
+function addHits(hits) {
+  const list = byId("rv-hits");
+  const none = byId("rv-no-hits");
+  if (none && hits.length) none.remove();
+  hits.forEach((hit) => {
+    list.appendChild(hitItem(hit));
+  });
+  byId("rv-hits-count").textContent = String(list.querySelectorAll(".rv-hit").length);
+  applyFilter();
+}
 
-  function addHits(hits) {
-    var list = byId("rv-hits");
-    var none = byId("rv-no-hits");
-    if (none && hits.length) none.remove();
-    hits.forEach(function (hit) { list.appendChild(hitItem(hit)); });
-    byId("rv-hits-count").textContent = String(list.querySelectorAll(".rv-hit").length);
-    applyFilter();
-  }
+function addCounts(entries) {
+  entries.forEach((entry) => {
+    const known = perStep[entry.step];
+    if (known) known.matches += entry.matches;
+    else perStep[entry.step] = { step: entry.step, samples: entry.samples, matches: entry.matches };
+  });
+  drawTable();
+  drawCurve();
+}
 
-  function addCounts(entries) {
-    entries.forEach(function (entry) {
-      var known = perStep[entry.step];
-      if (known) known.matches += entry.matches;
-      else perStep[entry.step] = { step: entry.step, samples: entry.samples, matches: entry.matches };
-    });
-    drawTable();
-    drawCurve();
-  }
+function steps() {
+  return Object.keys(perStep)
+    .map(Number)
+    .sort((a, b) => a - b)
+    .map((step) => perStep[step]);
+}
+function share(entry) {
+  return entry.samples ? entry.matches / entry.samples : 0;
+}
 
-  function steps() {
-    return Object.keys(perStep).map(Number).sort(function (a, b) { return a - b; })
-      .map(function (step) { return perStep[step]; });
-  }
-  function share(entry) { return entry.samples ? entry.matches / entry.samples : 0; }
-  function percent(value) { return (100 * value).toFixed(1) + " %"; }
-
-  function drawTable() {
-    var body = byId("rv-search-steps-table").tBodies[0];
-    body.replaceChildren.apply(body, steps().map(function (entry) {
-      var row = html("tr");
+function drawTable() {
+  const body = byId("rv-search-steps-table").tBodies[0];
+  body.replaceChildren(
+    ...steps().map((entry) => {
+      const row = html("tr");
       row.setAttribute("data-step", entry.step);
       row.setAttribute("data-samples", entry.samples);
       row.setAttribute("data-matches", entry.matches);
-      [entry.step, entry.samples, entry.matches, percent(share(entry))].forEach(function (v) {
+      [entry.step, entry.samples, entry.matches, formatShare(share(entry))].forEach((v) => {
         row.appendChild(html("td", "", String(v)));
       });
       return row;
-    }));
-  }
+    }),
+  );
+}
 
-  function drawCurve() {
-    if (!chart) return;
-    var entries = steps();
-    chart.draw(entries.map(function (e) { return { step: e.step, name: String(e.step) }; }),
-      [{ key: "share", label: "matching", values: entries.map(share) }], 0);
-  }
+function drawCurve() {
+  if (!chart) return;
+  const entries = steps();
+  chart.draw(
+    entries.map((e) => ({ step: e.step, name: String(e.step) })),
+    [{ key: "share", label: "matching", values: entries.map(share) }],
+    0,
+  );
+}
 
-  function progress(body) {
-    var bar = byId("rv-search-bar"), status = byId("rv-search-status");
-    bar.max = body.total_steps || 1;
-    bar.value = body.done ? bar.max : body.scanned_steps;
-    status.textContent = body.done
-      ? "Searched all " + body.total_steps + " step" + (body.total_steps === 1 ? "" : "s")
-      : "Searched " + body.scanned_steps + " of " + body.total_steps + " steps\u2026";
-    byId("rv-search-progress").setAttribute("data-done", body.done ? "true" : "false");
-    byId("rv-hits-count").textContent = String(byId("rv-hits").querySelectorAll(".rv-hit").length);
-    var none = byId("rv-no-hits");
-    if (none && body.done) none.textContent = "No match.";
-  }
+function progress(body) {
+  const bar = byId("rv-search-bar");
+  const status = byId("rv-search-status");
+  bar.max = body.total_steps || 1;
+  bar.value = body.done ? bar.max : body.scanned_steps;
+  status.textContent = body.done
+    ? "Searched all " + body.total_steps + " step" + (body.total_steps === 1 ? "" : "s")
+    : "Searched " + body.scanned_steps + " of " + body.total_steps + " steps\u2026";
+  byId("rv-search-progress").setAttribute("data-done", body.done ? "true" : "false");
+  byId("rv-hits-count").textContent = String(byId("rv-hits").querySelectorAll(".rv-hit").length);
+  const none = byId("rv-no-hits");
+  if (none && body.done) none.textContent = "No match.";
+}
 
-  // -- continuing with the cursor --------------------------------------------------------
-  function continueFrom(cursor) {
-    var more = byId("rv-search-more");
-    if (more) more.hidden = true; // the script goes on by itself
-    getJson(withParams(searchUrl, { after: cursor })).then(function (body) {
+// -- continuing with the cursor --------------------------------------------------------
+function continueFrom(cursor) {
+  const more = byId("rv-search-more");
+  if (more) more.hidden = true; // the script goes on by itself
+  getJson(withParams(searchUrl, { after: cursor })).then(
+    (body) => {
       addHits(body.hits);
       addCounts(body.per_step);
       progress(body);
       if (!body.done && body.cursor) continueFrom(body.cursor);
-    }, function (error) {
+    },
+    (error) => {
       if (error.name === "AbortError") return;
       byId("rv-search-status").textContent = "The search stopped: " + error.message;
       if (more) more.hidden = false;
-    });
-  }
+    },
+  );
+}
 
-  // -- one step's hits -----------------------------------------------------------------
-  function chosenStep() {
-    var match = /^#step=(\d+)$/.exec(window.location.hash);
-    return match ? Number(match[1]) : null;
-  }
+// -- one step's hits -----------------------------------------------------------------
+function chosenStep() {
+  return stepFromHash(window.location.hash);
+}
 
-  function applyFilter() {
-    var step = chosenStep(), list = byId("rv-hits");
-    var note = byId("rv-hits-filter"), all = byId("rv-hits-all");
-    note.hidden = all.hidden = step === null;
-    var shown = list.querySelectorAll(".rv-hit[data-step='" + step + "']").length;
-    list.querySelectorAll(".rv-hit").forEach(function (item) {
-      item.hidden = step !== null && Number(item.getAttribute("data-step")) !== step;
-    });
-    if (step === null) return;
-    var entry = perStep[step];
-    note.textContent = "step " + step + ": " + (entry ? entry.matches : 0) + " matching";
-    if (entry && entry.matches > shown && !stepHits[step]) fetchStep(step);
-  }
+function applyFilter() {
+  const step = chosenStep();
+  const list = byId("rv-hits");
+  const note = byId("rv-hits-filter");
+  const all = byId("rv-hits-all");
+  note.hidden = all.hidden = step === null;
+  const shown = list.querySelectorAll(".rv-hit[data-step='" + step + "']").length;
+  list.querySelectorAll(".rv-hit").forEach((item) => {
+    item.hidden = step !== null && Number(item.getAttribute("data-step")) !== step;
+  });
+  if (step === null) return;
+  const entry = perStep[step];
+  note.textContent = "step " + step + ": " + (entry ? entry.matches : 0) + " matching";
+  if (entry && entry.matches > shown && !stepHits[step]) fetchStep(step);
+}
 
-  // The list holds the first hits of the whole search only: a step's other hits are asked for.
-  function fetchStep(step) {
-    stepHits[step] = true;
-    var url = withParams(searchUrl, { steps: String(step), after: null, limit: "1000" });
-    (function more(from) {
-      getJson(from ? withParams(url, { after: from }) : url).then(function (body) {
-        var list = byId("rv-hits"), known = {};
-        list.querySelectorAll(".rv-hit").forEach(function (item) {
+// The list holds the first hits of the whole search only: a step's other hits are asked for.
+function fetchStep(step) {
+  stepHits[step] = true;
+  const url = withParams(searchUrl, { steps: String(step), after: null, limit: "1000" });
+  (function more(from) {
+    getJson(from ? withParams(url, { after: from }) : url).then(
+      (body) => {
+        const list = byId("rv-hits");
+        const known = {};
+        list.querySelectorAll(".rv-hit").forEach((item) => {
           known[item.querySelector("a").getAttribute("href")] = true;
         });
-        addHits(body.hits.filter(function (hit) { return !known[hit.url]; }));
+        addHits(body.hits.filter((hit) => !known[hit.url]));
         if (!body.done && body.cursor) more(body.cursor);
-      }, function () { stepHits[step] = false; });
-    })(null);
-  }
+      },
+      () => {
+        stepHits[step] = false;
+      },
+    );
+  })(null);
+}
 
-  function init() {
-    main = byId("rv-main");
-    searchUrl = main && main.getAttribute("data-search-url");
-    if (!searchUrl || !byId("rv-hits")) return;
-    byId("rv-search-steps-table").querySelectorAll("tbody tr").forEach(function (row) {
-      var step = Number(row.getAttribute("data-step"));
-      perStep[step] = { step: step, samples: Number(row.getAttribute("data-samples")),
-        matches: Number(row.getAttribute("data-matches")) };
+export function startSearch() {
+  main = byId("rv-main");
+  searchUrl = main?.getAttribute("data-search-url");
+  if (!searchUrl || !byId("rv-hits")) return;
+  byId("rv-search-steps-table")
+    .querySelectorAll("tbody tr")
+    .forEach((row) => {
+      const step = Number(row.getAttribute("data-step"));
+      perStep[step] = {
+        step: step,
+        samples: Number(row.getAttribute("data-samples")),
+        matches: Number(row.getAttribute("data-matches")),
+      };
     });
-    chart = window.rvChart.create(byId("rv-search-chart"), {
-      tooltip: byId("rv-search-tip"),
-      href: function (point) { return "#step=" + point.step; },
-      format: function (v) { return window.rv.finite(v) ? percent(v) : "\u2013"; },
-      percent: function () { return true; },
-    });
-    drawCurve();
-    byId("rv-hits-all").addEventListener("click", function () {
-      history.pushState(null, "", window.location.pathname + window.location.search);
-      applyFilter();
-    });
-    window.addEventListener("hashchange", applyFilter);
-    // Leaving (or the back/forward cache keeping the page): stop asking.
-    window.addEventListener("pagehide", function () {
-      pending.forEach(function (c) { c.abort(); });
-    });
+  chart = createChart(byId("rv-search-chart"), {
+    tooltip: byId("rv-search-tip"),
+    href: (point) => "#step=" + point.step,
+    format: formatShare, // "–" when missing
+    percent: () => true,
+  });
+  drawCurve();
+  byId("rv-hits-all").addEventListener("click", () => {
+    history.pushState(null, "", window.location.pathname + window.location.search);
     applyFilter();
-    var cursor = main.getAttribute("data-cursor");
-    if (cursor) continueFrom(cursor);
-  }
-
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
-  else init();
-})();
+  });
+  window.addEventListener("hashchange", applyFilter);
+  // Leaving (or the back/forward cache keeping the page): stop asking.
+  window.addEventListener("pagehide", () => {
+    pending.forEach((c) => {
+      c.abort();
+    });
+  });
+  applyFilter();
+  const cursor = main.getAttribute("data-cursor");
+  if (cursor) continueFrom(cursor);
+}

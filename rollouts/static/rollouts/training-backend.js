@@ -2,25 +2,24 @@
 // "cluster" chip (the address, Ray's own status, "cluster unreachable" when its dashboard does
 // not answer: the rest of the page then shows the last known state); and the job's own message
 // (rejected by the cluster, stopped from Ray's side, Ray's reason for a failure).
-(function () {
-  "use strict";
-
-  function backend(job) {
-    var part = job.backend || {}, chip = document.getElementById("rv-chip-cluster");
-    var note = document.getElementById("rv-train-job-message");
-    chip.hidden = part.kind !== "ray";
-    var value = "–";
-    if (part.reachable === false) value = "cluster unreachable";
-    else if (part.kind === "ray") value = "ray" + (part.ray_status ? " · " + part.ray_status : "");
-    chip.querySelector(".rv-chip-value").textContent = value;
-    chip.setAttribute("data-reachable", part.reachable === false ? "no" : "yes");
-    chip.title = [part.address, part.submission_id && "submission " + part.submission_id,
-      part.message].filter(Boolean).join("\n");
-    var said = part.reachable === false ? part.message : job.message;
-    note.textContent = said || "";
-    note.hidden = !said;
-  }
-
-  window.rvTraining = window.rvTraining || {};
-  window.rvTraining.backend = backend;
-})();
+export function renderBackend(job) {
+  const part = job.backend || {};
+  const chip = document.getElementById("rv-chip-cluster");
+  const note = document.getElementById("rv-train-job-message");
+  chip.hidden = part.kind !== "ray";
+  let value = "–";
+  if (part.reachable === false) value = "cluster unreachable";
+  else if (part.kind === "ray") value = "ray" + (part.ray_status ? " · " + part.ray_status : "");
+  chip.querySelector(".rv-chip-value").textContent = value;
+  chip.setAttribute("data-reachable", part.reachable === false ? "no" : "yes");
+  chip.title = [
+    part.address,
+    part.submission_id && "submission " + part.submission_id,
+    part.message,
+  ]
+    .filter(Boolean)
+    .join("\n");
+  const said = part.reachable === false ? part.message : job.message;
+  note.textContent = said || "";
+  note.hidden = !said;
+}

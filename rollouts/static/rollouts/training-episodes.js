@@ -9,96 +9,132 @@
 // asks for more rows than it shows (the slack: twice what arrived between the last answers)
 // and shows its own out of them. Episodes are numbered from the oldest, as the CSV holds them.
 //
-//   var table = rvTraining.episodes({table, count, range, newest, newer, older}, onPage);
+//   const table = createEpisodes({table, count, range, newest, newer, older}, onPage);
 //   table.params() -> {episodes_offset, episodes_limit} or {}; table.render(data); table.reset()
-(function () {
-  "use strict";
+import { element as html } from "./lib/dom.js";
+import { finite, formatCount, formatNumber } from "./lib/numbers.js";
 
-  var LIMIT = 200; // rows a page (the server's default)
-  var SLACK = [50, 800]; // extra rows an older page asks for: at least, at most (limit <= 1000)
-  var html = window.rv.element; // shared.js
-  var finite = window.rv.finite;
-  var T = window.rvTraining = window.rvTraining || {}; // fmt and count: training-metrics.js
+const LIMIT = 200; // rows a page (the server's default)
+const SLACK = [50, 800]; // extra rows an older page asks for: at least, at most (limit <= 1000)
 
-  function create(el, onPage) {
-    var end = null; // the episodes shown end here (counted from the oldest); null: the newest
-    var known = null; // the total the last answer gave
-    var offset = 0; // with no total known: the plain offset asked for
-    var slack = SLACK[0];
+export function createEpisodes(el, onPage) {
+  let end = null; // the episodes shown end here (counted from the oldest); null: the newest
+  let known = null; // the total the last answer gave
+  let offset = 0; // with no total known: the plain offset asked for
+  let slack = SLACK[0];
 
-    function wantedOffset() {
-      if (end === null) return 0;
-      return finite(known) ? Math.max(0, known - end) : offset;
-    }
-    function params() {
-      var at = wantedOffset();
-      if (!(at > 0)) return {};
-      return { episodes_offset: at, episodes_limit: LIMIT + (end !== null ? slack : 0) };
-    }
-
-    function cell(value) {
-      return html("td", "", finite(value) ? T.fmt(value) : value === null ? "" : String(value));
-    }
-
-    function render(data) {
-      data = data || {};
-      var rows = data.rows || [], total = finite(data.total) ? data.total : null;
-      var at = finite(data.offset) ? data.offset : 0, paged = finite(data.offset);
-      if (total !== null && finite(known) && total > known) {
-        slack = Math.min(Math.max(2 * (total - known), SLACK[0]), SLACK[1]);
-      }
-      known = total;
-      el.count.textContent = total !== null ? T.count(total) + " episodes"
-        : rows.length ? T.count(rows.length) + " episodes shown" : "no episodes yet";
-      el.table.setAttribute("data-total", total === null ? "" : total);
-      if (end !== null && total !== null && end > total) end = null; // a new, shorter file
-      if (end !== null && total !== null) { // an older page: its own rows out of the answer's
-        var lastHeld = total - at, firstHeld = lastHeld - rows.length + 1;
-        var from = Math.max(1, end - LIMIT + 1);
-        if (from < firstHeld || end > lastHeld) return; // not all in it: stay put, ask again
-        rows = rows.slice(from - firstHeld, end - firstHeld + 1);
-        at = total - end;
-      }
-      var head = el.table.querySelector("thead tr"), body = el.table.querySelector("tbody");
-      head.replaceChildren.apply(head, (data.columns || []).map(function (c) {
-        return html("th", "", c);
-      }));
-      body.replaceChildren.apply(body, rows.slice().reverse().map(function (row) { // newest first
-        var tr = html("tr");
-        row.forEach(function (v) { tr.appendChild(cell(v)); });
-        return tr;
-      }));
-      var last = total !== null ? total - at : null, first = last !== null ? last - rows.length + 1 : null;
-      el.range.textContent = !rows.length ? ""
-        : first !== null ? "episodes " + T.count(first) + "–" + T.count(last) + " of " +
-          T.count(total) + ", newest first"
-        : "the newest " + T.count(rows.length) + (at ? " after skipping " + T.count(at) : "") +
-          ", newest first";
-      el.table.setAttribute("data-offset", at);
-      el.newer.disabled = el.newest.disabled = end === null && !offset;
-      el.older.disabled = !paged || (first !== null ? first <= 1 : rows.length < (data.limit || LIMIT));
-    }
-
-    function page(step) { // +1: older, -1: newer, 0: the newest
-      if (!step) {
-        end = null;
-        offset = 0;
-      } else if (finite(known)) { // by where the page ends; the newest (live) page once it reaches it
-        var next = (end === null ? known : end) - step * LIMIT;
-        end = next > known - LIMIT ? null : Math.max(next, 1);
-      } else {
-        offset = Math.max(0, offset + step * LIMIT);
-      }
-      onPage();
-    }
-    el.older.addEventListener("click", function () { page(1); });
-    el.newer.addEventListener("click", function () { page(-1); });
-    el.newest.addEventListener("click", function () { page(0); });
-
-    function reset() { end = null; known = null; offset = 0; }
-
-    return { params: params, render: render, reset: reset };
+  function wantedOffset() {
+    if (end === null) return 0;
+    return finite(known) ? Math.max(0, known - end) : offset;
+  }
+  function params() {
+    const at = wantedOffset();
+    if (!(at > 0)) return {};
+    return { episodes_offset: at, episodes_limit: LIMIT + (end !== null ? slack : 0) };
   }
 
-  T.episodes = create;
-})();
+  function cell(value) {
+    return html(
+      "td",
+      "",
+      finite(value) ? formatNumber(value) : value === null ? "" : String(value),
+    );
+  }
+
+  function render(data) {
+    data = data || {};
+    let rows = data.rows || [];
+    const total = finite(data.total) ? data.total : null;
+    let at = finite(data.offset) ? data.offset : 0;
+    const paged = finite(data.offset);
+    if (total !== null && finite(known) && total > known) {
+      slack = Math.min(Math.max(2 * (total - known), SLACK[0]), SLACK[1]);
+    }
+    known = total;
+    el.count.textContent =
+      total !== null
+        ? formatCount(total) + " episodes"
+        : rows.length
+          ? formatCount(rows.length) + " episodes shown"
+          : "no episodes yet";
+    el.table.setAttribute("data-total", total === null ? "" : total);
+    if (end !== null && total !== null && end > total) end = null; // a new, shorter file
+    if (end !== null && total !== null) {
+      // an older page: its own rows out of the answer's
+      const lastHeld = total - at;
+      const firstHeld = lastHeld - rows.length + 1;
+      const from = Math.max(1, end - LIMIT + 1);
+      if (from < firstHeld || end > lastHeld) return; // not all in it: stay put, ask again
+      rows = rows.slice(from - firstHeld, end - firstHeld + 1);
+      at = total - end;
+    }
+    const head = el.table.querySelector("thead tr");
+    const body = el.table.querySelector("tbody");
+    head.replaceChildren(...(data.columns || []).map((c) => html("th", "", c)));
+    body.replaceChildren(
+      ...rows
+        .slice()
+        .reverse()
+        .map((row) => {
+          // newest first
+          const tr = html("tr");
+          row.forEach((v) => {
+            tr.appendChild(cell(v));
+          });
+          return tr;
+        }),
+    );
+    const last = total !== null ? total - at : null;
+    const first = last !== null ? last - rows.length + 1 : null;
+    el.range.textContent = !rows.length
+      ? ""
+      : first !== null
+        ? "episodes " +
+          formatCount(first) +
+          "–" +
+          formatCount(last) +
+          " of " +
+          formatCount(total) +
+          ", newest first"
+        : "the newest " +
+          formatCount(rows.length) +
+          (at ? " after skipping " + formatCount(at) : "") +
+          ", newest first";
+    el.table.setAttribute("data-offset", at);
+    el.newer.disabled = el.newest.disabled = end === null && !offset;
+    el.older.disabled =
+      !paged || (first !== null ? first <= 1 : rows.length < (data.limit || LIMIT));
+  }
+
+  function page(step) {
+    // +1: older, -1: newer, 0: the newest
+    if (!step) {
+      end = null;
+      offset = 0;
+    } else if (finite(known)) {
+      // by where the page ends; the newest (live) page once it reaches it
+      const next = (end === null ? known : end) - step * LIMIT;
+      end = next > known - LIMIT ? null : Math.max(next, 1);
+    } else {
+      offset = Math.max(0, offset + step * LIMIT);
+    }
+    onPage();
+  }
+  el.older.addEventListener("click", () => {
+    page(1);
+  });
+  el.newer.addEventListener("click", () => {
+    page(-1);
+  });
+  el.newest.addEventListener("click", () => {
+    page(0);
+  });
+
+  function reset() {
+    end = null;
+    known = null;
+    offset = 0;
+  }
+
+  return { params: params, render: render, reset: reset };
+}
