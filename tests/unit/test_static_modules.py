@@ -161,6 +161,20 @@ def test_the_preloads_are_the_entrys_whole_import_graph(entry, settings):
     assert "rollouts/base.js" in module_graph(name)  # every page: the header, keys, live poll
 
 
+def test_the_markup_is_remembered_per_entry_url_never_across_prefixes(settings):
+    """Made once per entry URL (a `static()` for every module cost about 1 ms of each page);
+    another prefix or STATIC_URL is another entry URL, so another markup."""
+    render = Template('{% load rollouts_modules %}{% page_module "sample" %}').render
+    firsts = {}
+    for prefix in ("/one/static/", "/two/static/", "/one/static/"):
+        settings.STATIC_URL = prefix
+        html = render(Context())
+        urls = [t["src"] for t in Scripts(html).scripts] + Scripts(html).preloads
+        assert urls and all(u.startswith(prefix) for u in urls), (prefix, urls)
+        firsts.setdefault(prefix, html)
+        assert html == firsts[prefix]
+
+
 class HashedModules(ManifestStaticFilesStorage):
     """A portal's storage: hashed names, and Django rewriting the imports to them. Only the
     JavaScript's imports are rewritten here: the vendored KaTeX stylesheet names font formats
