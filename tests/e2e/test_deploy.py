@@ -32,6 +32,7 @@ from tests.support.servers import (
     run_visualize,
     start_visualize,
 )
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -45,10 +46,8 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_demo(tmp_path_factory.mktemp("demo"), train_steps=3, samples_per_step=8)
 
 
-def wait_for(server: ServerProcess, text: str, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while text not in server.output() and time.monotonic() < deadline:
-        time.sleep(0.05)
+def wait_for_output(server: ServerProcess | Process, text: str, timeout: float = 10) -> None:
+    wait_for(server.output, repr(text), timeout, until=lambda out: text in out)
 
 
 # -- visualize: hosts ------------------------------------------------------------------------
@@ -96,7 +95,7 @@ def test_host_0_0_0_0_refuses_a_rebinding_name_and_says_how_to_allow_it(demo_dir
             server.url("/api/jsonl/subdirs"), headers={"Host": f"rebind.evil.test:{port}"}
         )  # under api/, the JSON error shape
         assert status == 400 and body["ok"] is False and "host name" in body["message"]
-        wait_for(server, REFUSED)
+        wait_for_output(server, REFUSED)
         log = server.output()
         assert f"{REFUSED} 'rebind.evil.test'" in log
         assert "--allowed-host rebind.evil.test" in log and "RELAX_ALLOWED_HOSTS" in log
@@ -115,7 +114,7 @@ def test_loopback_default_refuses_other_names_too(demo_dir: Path) -> None:
         assert status_for_host(server, f"localhost:{server.port}") == 200
         assert status_for_host(server, "10.1.2.3") == 400  # no --host 0.0.0.0: names only
         assert status_for_host(server, "evil.test") == 400
-        wait_for(server, REFUSED)
+        wait_for_output(server, REFUSED)
         assert f"{REFUSED} 'evil.test'" in server.output()
 
 
@@ -240,9 +239,7 @@ def test_allowed_hosts_keep_loopback_and_the_log_says_why_a_host_is_refused(
         assert fetch(server, "/train/2/", headers={"Host": "viewer.example.com"})[0] == 200
         status, _, body = fetch(server, "/train/2/", headers={"Host": "other.example.com"})
         assert status == 400 and b"does not answer to the host name" in body
-        deadline = time.monotonic() + 10
-        while REFUSED not in server.output() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for_output(server, REFUSED)
         assert f"{REFUSED} 'other.example.com'" in server.output()
         assert "RELAX_ALLOWED_HOSTS" in server.output()
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from rollouts.install import install_hint
 from tests.support.data import relax_line, sample
 from tests.support.events import record, scalar_event, tensor_summary, writer
 from tests.support.servers import ServerProcess, get_json, run_manage, run_visualize
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -44,13 +44,16 @@ def write_run(save: Path, kl: list[float], extra_tag: str = "perf/tokens_per_s")
 
 
 def wait_for_trends(server: ServerProcess, prefix: str = "") -> dict[str, Any]:
-    deadline = time.monotonic() + 30
-    while True:
+    def answer() -> dict[str, Any]:
         status, body = get_json(server.url(f"{prefix}/api/jsonl/train/trends"))
         assert status == 200
-        if (body["done"] and len(body["points"]) == STEPS) or time.monotonic() > deadline:
-            return body
-        time.sleep(0.1)
+        return body
+
+    return wait_for(
+        answer,
+        f"the trends of {STEPS} steps",
+        until=lambda body: body["done"] and len(body["points"]) == STEPS,
+    )
 
 
 @pytest.fixture(scope="module")

@@ -42,6 +42,7 @@ from tests.support.servers import (
     run_manage,
     run_visualize,
 )
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -879,13 +880,12 @@ def test_nothing_the_viewer_does_writes_into_the_data_dir(tmp_path: Path) -> Non
 
 
 def wait_for_trends(server: ServerProcess, prefix: str = "", bucket: str = "train") -> dict:
-    deadline = time.monotonic() + 60
-    while True:
+    def answer() -> dict:
         status, data = get_json(server.url(f"{prefix}/api/jsonl/{bucket}/trends"))
         assert status == 200, data
-        if data["done"] or time.monotonic() > deadline:
-            return data
-        time.sleep(0.05)
+        return data
+
+    return wait_for(answer, f"the trends of {prefix or '/'} done", 60, until=lambda d: d["done"])
 
 
 def write_runs(root: Path, names: Sequence[str]) -> dict[str, Path]:

@@ -6,7 +6,6 @@ import html
 import json
 import math
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from django.core.cache import caches
 
 from tests.support.data import relax_line, sample
 from tests.support.pages import PREFIX, page
+from tests.support.wait import wait_for
 
 HOSTILE = "<script>window.__xss=1</script>"
 
@@ -32,12 +32,11 @@ def get_json(client, path: str, status: int = 200) -> dict:
 
 def trends(client, bucket: str = "train", query: str = "") -> dict:
     """The trends JSON once every step is indexed (the background pass is quick here)."""
-    deadline = time.monotonic() + 30
-    while True:
-        data = get_json(client, f"/api/jsonl/{bucket}/trends{query}")
-        if data["done"] or time.monotonic() > deadline:
-            return data
-        time.sleep(0.02)
+    return wait_for(
+        lambda: get_json(client, f"/api/jsonl/{bucket}/trends{query}"),
+        "every step indexed",
+        until=lambda data: data["done"],
+    )
 
 
 def records(rewards: list[float], lengths: list[int], statuses: list[str]) -> list[dict]:
@@ -291,13 +290,12 @@ def test_run_picker_shows_each_runs_reading(client, settings, tmp_path):
     settings.ROLLOUTS_DATA_DIR = None
     up, down = run("up", [0.1 * i for i in range(8)]), run("down", [1 - 0.1 * i for i in range(8)])
     settings.ROLLOUTS_DATA_DIRS = {"up": str(up), "down": str(down)}
-    deadline = time.monotonic() + 30
-    while True:
+
+    def readings_of():
         p = page(client, "/")
-        readings = dict(re.findall(r'data-run="(\w+)">.*?data-reading="([^"]+)"', p.html, re.S))
-        if len(readings) == 2 or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
+        return p, dict(re.findall(r'data-run="(\w+)">.*?data-reading="([^"]+)"', p.html, re.S))
+
+    p, readings = wait_for(readings_of, "both runs' readings", until=lambda got: len(got[1]) == 2)
     assert readings == {"up": "rising", "down": "not rising"}
     assert 'http-equiv="refresh"' not in p.html  # it refreshes itself only while indexing
     assert f'href="{PREFIX}/runs/up/train/trends/"' in p.html

@@ -16,6 +16,7 @@ from django.core.cache import caches
 from rollouts.presentation.spark import spark_path
 from rollouts.store.cards import cards
 from tests.support.data import relax_line, sample
+from tests.support.wait import wait_for
 
 PREFIX = "/portal/rollouts"
 # Each run's steps: rewards of each sample; and how many seconds ago its files changed.
@@ -47,12 +48,12 @@ def runs(settings, tmp_path) -> None:
 
 
 def picker(client, query: str = "") -> str:
-    deadline = time.monotonic() + 10
-    while True:  # the first look starts indexing; the page refreshes itself until done
-        html = client.get(f"{PREFIX}/{query}").content.decode()
-        if "indexing" not in html or time.monotonic() > deadline:
-            return html
-        time.sleep(0.05)
+    # The first look starts indexing; the page refreshes itself until done.
+    return wait_for(
+        lambda: client.get(f"{PREFIX}/{query}").content.decode(),
+        "the runs indexed",
+        until=lambda html: "indexing" not in html,
+    )
 
 
 def order(html: str) -> list[str]:
