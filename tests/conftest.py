@@ -39,6 +39,17 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def app_data_dir(settings: Any, data_dir: Path) -> Path:
+    """The app reading `data_dir` (ROLLOUTS_DATA_DIR), its index cache empty: what a test of
+    pages and JSON starts from (`pytestmark = pytest.mark.usefixtures("app_data_dir")`)."""
+    from django.core.cache import caches
+
+    settings.ROLLOUTS_DATA_DIR = str(data_dir)
+    caches["rollouts"].clear()
+    return data_dir
+
+
+@pytest.fixture
 def hosted(settings, tmp_path: Path) -> Iterator[Path]:
     """A copy of examples/demo-train.toml, hosted by the site (ROLLOUTS_TRAIN_SPEC) for anyone;
     what it started is stopped afterwards."""

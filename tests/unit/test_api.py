@@ -6,7 +6,6 @@ import json
 import math
 
 import pytest
-from django.core.cache import caches
 from django.urls import reverse
 
 from tests.support.data import sample
@@ -14,10 +13,7 @@ from tests.support.data import sample
 PREFIX = "/portal/rollouts"
 
 
-@pytest.fixture(autouse=True)
-def _app(settings, data_dir):
-    settings.ROLLOUTS_DATA_DIR = str(data_dir)
-    caches["rollouts"].clear()
+pytestmark = pytest.mark.usefixtures("app_data_dir")  # tests/conftest.py
 
 
 def get(client, path: str, **params):

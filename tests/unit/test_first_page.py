@@ -8,7 +8,6 @@ import json
 import threading
 
 import pytest
-from django.core.cache import caches
 
 import rollouts.store.index as index_module
 import rollouts.store.lines as lines_module
@@ -21,10 +20,7 @@ RECORDS = 200
 HANG_GUARD_S = 30  # only a broken build waits this long: the test then fails, it never hangs
 
 
-@pytest.fixture(autouse=True)
-def _app(settings, data_dir):
-    settings.ROLLOUTS_DATA_DIR = str(data_dir)
-    caches["rollouts"].clear()
+pytestmark = pytest.mark.usefixtures("app_data_dir")  # tests/conftest.py
 
 
 @pytest.fixture

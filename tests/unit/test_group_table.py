@@ -8,7 +8,6 @@ import json
 import re
 
 import pytest
-from django.core.cache import caches
 
 from tests.support.data import sample
 from tests.support.pages import PREFIX, page
@@ -23,10 +22,7 @@ MEMBERS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _app(settings, data_dir):
-    settings.ROLLOUTS_DATA_DIR = str(data_dir)
-    caches["rollouts"].clear()
+pytestmark = pytest.mark.usefixtures("app_data_dir")  # tests/conftest.py
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ import re
 from pathlib import Path
 
 import pytest
-from django.core.cache import caches
 
 from rollouts.store import (
     Catalog,
@@ -34,10 +33,7 @@ SURROGATE = '"caf\\udcc3"'  # what json.dumps writes for "caf\xc3" read with sur
 REPLACED = "caf\ufffd"
 
 
-@pytest.fixture(autouse=True)
-def _app(settings, data_dir):
-    settings.ROLLOUTS_DATA_DIR = str(data_dir)
-    caches["rollouts"].clear()
+pytestmark = pytest.mark.usefixtures("app_data_dir")  # tests/conftest.py
 
 
 def hostile_step(write_step, field: str, raw_value: str, **extra) -> Path:

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-from django.core.cache import caches
 
 from tests.support.data import relax_line, sample
 from tests.support.pages import PREFIX, page
@@ -18,10 +17,7 @@ from tests.support.wait import wait_for
 HOSTILE = "<script>window.__xss=1</script>"
 
 
-@pytest.fixture(autouse=True)
-def _app(settings, data_dir):
-    settings.ROLLOUTS_DATA_DIR = str(data_dir)
-    caches["rollouts"].clear()
+pytestmark = pytest.mark.usefixtures("app_data_dir")  # tests/conftest.py
 
 
 def get_json(client, path: str, status: int = 200) -> dict:

@@ -5,16 +5,11 @@ every one under the mount prefix."""
 from __future__ import annotations
 
 import pytest
-from django.core.cache import caches
 
 from tests.support.data import sample
 from tests.support.pages import PREFIX, page
 
-
-@pytest.fixture(autouse=True)
-def _app(settings, data_dir):
-    settings.ROLLOUTS_DATA_DIR = str(data_dir)
-    caches["rollouts"].clear()
+pytestmark = pytest.mark.usefixtures("app_data_dir")  # tests/conftest.py
 
 
 def key_links(path: str, client) -> dict[str, str]:

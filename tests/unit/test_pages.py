@@ -7,7 +7,6 @@ import math
 import re
 
 import pytest
-from django.core.cache import caches
 
 from rollouts.presentation.formatting import format_bytes, format_number
 from rollouts.presentation.sample import info_rows, value_node
@@ -19,10 +18,7 @@ HOSTILE = ('<script>window.__xss=1</script>', '<img src=x onerror="window.__xss=
            '"><svg onload="window.__xss=3">')  # fmt: skip
 
 
-@pytest.fixture(autouse=True)
-def _app(settings, data_dir):
-    settings.ROLLOUTS_DATA_DIR = str(data_dir)
-    caches["rollouts"].clear()
+pytestmark = pytest.mark.usefixtures("app_data_dir")  # tests/conftest.py
 
 
 def position_text(p: Page) -> str:

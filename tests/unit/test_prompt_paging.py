@@ -10,7 +10,6 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from django.core.cache import caches
 
 from rollouts.store.promptid import format_prompt_id, prompt_id_of_value
 from rollouts.views.lineage import PROMPT_PAGE_SIZE
@@ -21,10 +20,7 @@ SHARED = "<|im_start|>user\nthe one question everybody is asked<|im_end|>\n"
 PID = format_prompt_id(prompt_id_of_value(SHARED))
 
 
-@pytest.fixture(autouse=True)
-def _app(settings, data_dir):
-    settings.ROLLOUTS_DATA_DIR = str(data_dir)
-    caches["rollouts"].clear()
+pytestmark = pytest.mark.usefixtures("app_data_dir")  # tests/conftest.py
 
 
 def write_prompt_steps(write_step, counts: dict[int, int]) -> None:

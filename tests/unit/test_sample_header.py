@@ -7,7 +7,6 @@ import json
 import re
 
 import pytest
-from django.core.cache import caches
 
 from rollouts.presentation.sample import info_rows
 from rollouts.presentation.verdict import (
@@ -18,11 +17,7 @@ from rollouts.presentation.verdict import (
 from tests.support.data import sample
 from tests.support.pages import PREFIX, page
 
-
-@pytest.fixture(autouse=True)
-def _app(settings, data_dir):
-    settings.ROLLOUTS_DATA_DIR = str(data_dir)
-    caches["rollouts"].clear()
+pytestmark = pytest.mark.usefixtures("app_data_dir")  # tests/conftest.py
 
 
 def twin(client, path: str) -> dict:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.core.cache import caches
 
 from rollouts.store import STEP_FILE, Catalog, DictCache
 from tests.support.data import sample
@@ -23,10 +22,7 @@ NOT_STEPS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _app(settings, data_dir):
-    settings.ROLLOUTS_DATA_DIR = str(data_dir)
-    caches["rollouts"].clear()
+pytestmark = pytest.mark.usefixtures("app_data_dir")  # tests/conftest.py
 
 
 @pytest.mark.parametrize("name", NOT_STEPS)

@@ -11,7 +11,6 @@ import math
 from pathlib import Path
 
 import pytest
-from django.core.cache import caches
 
 from rollouts.presentation.tokens import mean_of, probability_of, token_view
 from tests.support.data import sample
@@ -31,10 +30,7 @@ CASES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _app(settings, data_dir):
-    settings.ROLLOUTS_DATA_DIR = str(data_dir)
-    caches["rollouts"].clear()
+pytestmark = pytest.mark.usefixtures("app_data_dir")  # tests/conftest.py
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.core.cache import caches
 from django.core.management import CommandError, call_command
 
 from rollouts.checks import check_settings
@@ -22,10 +21,7 @@ from tests.support.tokenizer import encode, train_tokenizer
 TEXT = "the cat <b> ate"
 
 
-@pytest.fixture(autouse=True)
-def _app(settings, data_dir):
-    settings.ROLLOUTS_DATA_DIR = str(data_dir)
-    caches["rollouts"].clear()
+pytestmark = pytest.mark.usefixtures("app_data_dir")  # tests/conftest.py
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.core.cache import caches
 
 from rollouts.store import decode_line, dumps_strict, line_as_json
 from rollouts.store.jsonio import without_wide_ints
@@ -31,10 +30,7 @@ EDGES = {  # the text as written -> what a client reads back
 }
 
 
-@pytest.fixture(autouse=True)
-def _app(settings, data_dir):
-    settings.ROLLOUTS_DATA_DIR = str(data_dir)
-    caches["rollouts"].clear()
+pytestmark = pytest.mark.usefixtures("app_data_dir")  # tests/conftest.py
 
 
 def hostile_line(i: int, raw: str, lenient: bool = False) -> str:
