@@ -19,6 +19,8 @@ from .conf import conf
 from .store import Catalog, NotFound, Unavailable
 from .store.diskcache import DiskCache
 from .store.history import History
+from .training.manager import HostedElsewhere, manager_for
+from .training.spec import SpecError
 
 _catalogs: dict[tuple[str, str, str], Catalog] = {}
 _histories: dict[tuple[Catalog, str], History] = {}
@@ -52,12 +54,28 @@ def data_dir_of(run: str | None) -> Path:
         if run not in runs:
             raise NotFound(f"no run {run!r}; the runs are: {', '.join(runs) or 'none'}")
         return runs[run]
+    followed = followed_run_dir()
+    if followed is not None:
+        return followed
     data_dir = conf.DATA_DIR
     if data_dir is None:
         if runs:
             raise NotFound("several runs are configured: choose one under runs/<name>/")
         raise Unavailable("no data directory is configured (ROLLOUTS_DATA_DIR)")
     return data_dir
+
+
+def followed_run_dir() -> Path | None:
+    """The hosted job's rollout_result/ while the viewer follows its job (`manage.py train`) and
+    the job has one: the run the pages show, asked of the job's manager at each request (no
+    setting is written while answering one). None otherwise, and for a portal."""
+    if not conf.TRAIN_FOLLOW or conf.TRAIN_SPEC is None:
+        return None
+    try:
+        manager = manager_for(conf.TRAIN_SPEC, conf.TRAIN_BACKEND, conf.TRAIN_RAY_ADDRESS)
+    except (SpecError, HostedElsewhere):
+        return None  # the training API says why
+    return manager.rollout_dir()
 
 
 def get_catalog(request: HttpRequest) -> Catalog:

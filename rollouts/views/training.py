@@ -10,7 +10,6 @@ from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponseBase, UnreadablePostError
 from django.urls import reverse
@@ -67,9 +66,7 @@ def _links(request: HttpRequest, manager: Manager) -> dict[str, Any]:
     rollout_dir = manager.rollout_dir()
     if not conf.TRAIN_FOLLOW or rollout_dir is None:
         return {"samples": None, "trends": None, "stats": None}
-    if getattr(settings, "ROLLOUTS_DATA_DIR", None) != str(rollout_dir):
-        settings.ROLLOUTS_DATA_DIR = str(rollout_dir)  # the viewer shows the hosted job's run
-    try:
+    try:  # the pages read it too (`runs.followed_run_dir`)
         steps = catalog_of(rollout_dir).steps("train")
     except StoreError:
         steps = []  # no train/ yet (the job has not written its first step)

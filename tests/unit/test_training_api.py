@@ -9,6 +9,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from rollouts.runs import data_dir_of
 from rollouts.training.manager import forget_managers
 from rollouts.training.specfile import load_spec
 from tests.support.servers import REPO_ROOT
@@ -270,7 +271,9 @@ def test_links_and_the_data_dir_follow_the_job_only_under_manage_py_train(
         "trends": "/portal/rollouts/train/trends/",
         "stats": None,  # no train step yet
     }
-    assert str(run / "rollout_result") == settings.ROLLOUTS_DATA_DIR
+    # The pages read the followed run, and no setting was written to get there.
+    assert settings.ROLLOUTS_DATA_DIR == "/portal/own/data"
+    assert data_dir_of(None) == run / "rollout_result"
     for step in (2, 10):  # the latest step by number, not by name
         (run / "rollout_result" / "train" / f"{step}.jsonl").write_text('{"reward": 1}\n')
     latest = body(client.get(f"{PREFIX}/state"))["links"]["stats"]
