@@ -14,10 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rollouts.conf import DEFAULT_CACHE_ENTRIES, DEFAULT_CACHE_MEMORY_MB, MIN_POLL_MS
+
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
-MIN_POLL_MS = 100  # as rollouts.conf.MIN_POLL_MS (this module imports nothing of the app)
-DEFAULT_CACHE_MEMORY_MB = 4096
-DEFAULT_CACHE_ENTRIES = 20
 # A host name or IP as ALLOWED_HOSTS takes it: `name`, `.domain` (and its subdomains), `*`, an
 # IPv4 address or a bracketed IPv6 one; never a scheme, a port or a path.
 _LABEL = r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?"

@@ -40,8 +40,10 @@ from typing import Any
 from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
 from django.core.exceptions import ImproperlyConfigured
 
-DEFAULT_MAX_BYTES = 4096 * 1024 * 1024  # CLI default: --cache-memory 4096 (MB)
-DEFAULT_MAX_ENTRIES = 20  # CLI default: --cache-entries 20
+from .conf import DEFAULT_CACHE_ENTRIES, DEFAULT_CACHE_MEMORY_MB
+
+DEFAULT_MAX_BYTES = DEFAULT_CACHE_MEMORY_MB * 1024 * 1024
+DEFAULT_MAX_ENTRIES = DEFAULT_CACHE_ENTRIES
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,9 @@ def normalize_base_path(raw: str) -> str:
 DEFAULT_POLL_MS = 3000  # how often an open page asks whether the run wrote something new
 # The original viewer's API took page_size up to 1000; scripts written for it ask for that.
 DEFAULT_MAX_PAGE_SIZE = 1000
+# The index cache's budget: the original viewer's --cache-memory 4096 (MB), --cache-entries 20.
+DEFAULT_CACHE_MEMORY_MB = 4096
+DEFAULT_CACHE_ENTRIES = 20
 
 
 def default_index_processes() -> int:
