@@ -16,7 +16,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from rollouts.conf import normalize_base_path
+from rollouts.conf import DEFAULT_CACHE_ENTRIES, DEFAULT_CACHE_MEMORY_MB, normalize_base_path
+from rollouts.management.serving import apply_settings, listen
 from rollouts.training.backends import (
     BACKENDS,
     INSTALL_RAY,
@@ -41,8 +42,8 @@ from . import visualize
 SERVER_DEFAULTS: dict[str, Any] = {
     "mask_str": None,
     "disk_cache": None,
-    "cache_memory": 4096,
-    "cache_entries": 20,
+    "cache_memory": DEFAULT_CACHE_MEMORY_MB,
+    "cache_entries": DEFAULT_CACHE_ENTRIES,
     "allowed_host": [],
 }
 
@@ -122,13 +123,12 @@ class Command(BaseCommand):
             os.close(claim_runs(spec))  # one line now, not a 503 page, if another viewer hosts it
         except HostedElsewhere as exc:
             raise CommandError(str(exc).split(";")[0]) from None
-        viewer = visualize.Command()
-        listener = viewer._listen(host, options["port"])
+        listener = listen(host, options["port"])
         options["port"] = listener.getsockname()[1]
         base_path = normalize_base_path(options["base_path"])
         run_dir = latest_run_dir(spec)
         data_dir = (run_dir or spec.runs_root()) / spec.rollout_result
-        viewer._apply_settings(data_dir, {}, base_path, {**SERVER_DEFAULTS, **options})
+        apply_settings(data_dir, {}, base_path, {**SERVER_DEFAULTS, **options})
         settings.ROLLOUTS_TRAIN_SPEC = str(spec.path)
         settings.ROLLOUTS_TRAIN_ACCESS = "rollouts.access.allow_all"
         settings.ROLLOUTS_TRAIN_FOLLOW = True

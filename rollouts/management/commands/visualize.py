@@ -12,16 +12,19 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from rollouts.conf import DEFAULT_MASK_STR, conf, normalize_base_path
+from rollouts.conf import (
+    DEFAULT_CACHE_ENTRIES,
+    DEFAULT_CACHE_MEMORY_MB,
+    DEFAULT_MASK_STR,
+    conf,
+    normalize_base_path,
+)
 from rollouts.management.reading_options import check_reading_options
+from rollouts.management.serving import ANY_ADDRESS, LOOPBACK_HOSTS, apply_settings, listen
 from rollouts.scalars import scalars_state
 from rollouts.store import Catalog, runs_of
 from rollouts.store.diskcache import DEFAULT_DIRECTORY_TEXT, DiskCache
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as the Host header spells them
-ANY_ADDRESS = ("0.0.0.0", "::")  # noqa: S104
-HOST_MIDDLEWARE = "relax_site.hosts.HostCheckMiddleware"
 # Django's options of every command: still accepted, but left out of --help and the usage line,
 # which then show only the viewer's own flags (`relax-viewer --help` is what users read first).
 DJANGO_OPTIONS = ("--version", "--verbosity", "--settings", "--pythonpath", "--traceback",
@@ -84,10 +87,17 @@ class Command(BaseCommand):
             " machine's names (repeatable; .example.com: the domain and its subdomains)",
         )
         parser.add_argument(
-            "--cache-memory", type=int, default=4096, metavar="MB", help="index cache budget (MB)"
+            "--cache-memory",
+            type=int,
+            default=DEFAULT_CACHE_MEMORY_MB,
+            metavar="MB",
+            help="index cache budget (MB)",
         )
         parser.add_argument(
-            "--cache-entries", type=int, default=20, help="most step indexes kept (default 20)"
+            "--cache-entries",
+            type=int,
+            default=DEFAULT_CACHE_ENTRIES,
+            help=f"most step indexes kept (default {DEFAULT_CACHE_ENTRIES})",
         )
         parser.add_argument(
             "--base-path", default="", help="URL prefix behind a reverse proxy, e.g. /absproxy/8080"
@@ -141,10 +151,10 @@ class Command(BaseCommand):
                 raise CommandError(
                     f"--allowed-host {name!r} is not a host name (no scheme, port or path)"
                 )
-        listener = self._listen(options["host"], options["port"])
+        listener = listen(options["host"], options["port"])
         options["port"] = listener.getsockname()[1]  # the one bound, when --port 0 asked for any
         base_path = normalize_base_path(options["base_path"])
-        self._apply_settings(data_dir, runs, base_path, options)
+        apply_settings(data_dir, runs, base_path, options)
         self.check(display_num_errors=False)
 
         from django.core.handlers.wsgi import WSGIHandler
@@ -207,62 +217,6 @@ class Command(BaseCommand):
         for flag in ("cache_memory", "cache_entries", "workers", "threads"):
             if options[flag] < 1:
                 raise CommandError(f"--{flag.replace('_', '-')} must be at least 1")
-
-    def _listen(self, host: str, port: int) -> socket.socket:
-        """A port in use is one line here, instead of gunicorn retrying for five seconds."""
-        from rollouts.server import listen
-
-        try:
-            return listen(host, port)
-        except OSError as exc:
-            raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-
-    def _apply_settings(
-        self, data_dir: Path | None, runs: dict[str, Path], base_path: str, options: dict[str, Any]
-    ) -> None:
-        """The flags win over the environment; applied before the WSGI app is built."""
-        settings.ROLLOUTS_DATA_DIR = str(data_dir) if data_dir is not None else None
-        settings.ROLLOUTS_DATA_DIRS = {name: str(path) for name, path in runs.items()}
-        if options["mask_str"] is not None:
-            settings.ROLLOUTS_MASK_STR = options["mask_str"]
-        if options.get("tokenizer") is not None:  # `train` applies these settings too, without it
-            settings.ROLLOUTS_TOKENIZER = str(Path(options["tokenizer"]).expanduser().resolve())
-        board = options.get("tensorboard")
-        if board is not None:
-            settings.ROLLOUTS_TENSORBOARD = "" if board == "off" else str(Path(board).resolve())
-        disk = options["disk_cache"]
-        if disk is not None:
-            settings.ROLLOUTS_DISK_CACHE = "" if disk == "off" else disk
-        # Item assignment into the very dict Django's cache handler reads: cache objects are
-        # made per thread on first use (none exists yet), and each reads its entry then.
-        settings.CACHES[conf.CACHE_ALIAS] = {
-            "BACKEND": "rollouts.cache.ByteLimitedCache",
-            "OPTIONS": {
-                "MAX_BYTES": options["cache_memory"] * 1024 * 1024,
-                "MAX_ENTRIES": options["cache_entries"],
-            },
-        }
-        if base_path:
-            settings.FORCE_SCRIPT_NAME = base_path
-            settings.STATIC_URL = f"{base_path}/static/"
-        self._apply_hosts(options["host"], options["allowed_host"])
-
-    def _apply_hosts(self, host: str, allowed: list[str]) -> None:
-        """The Host names answered to (relax_site/hosts.py): loopback, RELAX_ALLOWED_HOSTS and
-        --allowed-host; the bound address; with 0.0.0.0 this machine's names and any IP address.
-        A DNS-rebinding page on another name is refused."""
-        names = [*LOOPBACK_NAMES, *getattr(settings, "RELAX_HOSTS", ()), *allowed]
-        accept_ip = host in ANY_ADDRESS
-        if accept_ip:
-            names += [socket.gethostname(), socket.getfqdn()]
-        elif host not in LOOPBACK_HOSTS:
-            names.append(f"[{host}]" if ":" in host else host)
-        names = list(dict.fromkeys(name.lower() for name in names if name))
-        settings.RELAX_HOSTS = names
-        settings.RELAX_ACCEPT_IP_HOSTS = accept_ip
-        if HOST_MIDDLEWARE not in settings.MIDDLEWARE:
-            # Another project's settings: Django's own check, which cannot take "any IP".
-            settings.ALLOWED_HOSTS = ["*"] if accept_ip else names
 
     def _print_banner(
         self, data_dir: Path | None, runs: dict[str, Path], base_path: str, options: dict[str, Any]
