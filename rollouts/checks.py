@@ -161,7 +161,7 @@ def _tokenizer_warnings() -> list[Warning]:
 
 
 def _tensorboard_warnings() -> list[Warning]:
-    """The TensorBoard scalars (issue 17): a named directory that is missing, a package that is."""
+    """The TensorBoard scalars: a named directory that is missing, a package that is."""
     from .scalars import OFF_VALUES, configured_dir
     from .store.scalars import INSTALL_HINT, find_tensorboard, tensorboard_available
 

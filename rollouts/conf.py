@@ -196,7 +196,7 @@ class RolloutsSettings:
         value = getattr(settings, "ROLLOUTS_TOKENIZER", None)
         return Path(value).expanduser() if value else None
 
-    # -- TensorBoard scalars (issue 17) -----------------------------------------------------
+    # -- TensorBoard scalars --------------------------------------------------------------
     @property
     def TENSORBOARD(self) -> Any:
         """The data directory's TensorBoard directory: unset (None) finds `tensorboard_log/` in

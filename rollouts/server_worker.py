@@ -3,7 +3,7 @@
 gunicorn's `gthread` worker hands a connection to a thread as soon as it has a byte to read, and
 the thread then waits, blocked, for the rest of the request. Eight clients that send a header a
 byte at a time hold eight threads for as long as they like, and each connection that sends
-nothing holds one for 5 s: a request from anyone else waits behind them (issue 26: over 130 s,
+nothing holds one for 5 s: a request from anyone else waits behind them (measured: over 130 s,
 and 14 s behind 30 idle sockets).
 
 `WholeRequestWorker` reads what arrives on a connection in the worker's event loop instead,

@@ -56,9 +56,9 @@ data_dir_patterns = [
     path("api/jsonl/<str:bucket>/search", search_views.api_search, name="api-search"),
     path(_view, samples.api_view_step, name="api-view-step"),
     path(f"{_view}/sample/<int:position>", samples.api_view_sample, name="api-view-sample"),
-    # The run's TensorBoard scalars (issue 17).
+    # The run's TensorBoard scalars.
     path("api/scalars", scalar_views.api_scalars, name="api-scalars"),
-    # A prompt across training, and two steps compared (issue 16).
+    # A prompt across training, and two steps compared.
     path(
         "api/jsonl/<str:bucket>/prompt/<str:prompt_id>",
         lineage_views.api_prompt,

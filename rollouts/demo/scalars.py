@@ -1,6 +1,6 @@
 """A demo run's TensorBoard scalars: what a Relax run started with ``--use-tensorboard`` writes to
 ``<save>/tensorboard_log/`` beside ``rollout_result/``, on the same step axis, so ``./run demo``
-shows the trainer's metrics next to its samples (issue 17).
+shows the trainer's metrics next to its samples.
 
 Written with TensorBoard's own pieces (its ``Event`` proto and ``RecordWriter``), so it needs
 the optional ``tensorboard`` package; without it the demo has no scalars and says so. The file

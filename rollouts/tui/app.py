@@ -362,7 +362,7 @@ class RolloutsApp(App[None]):
         self._show_sample(keep_scroll=True)
         self._set_status(f"refreshed: {self.session.total} samples")
 
-    # -- the prompt's history (issue 16) -------------------------------------------------
+    # -- the prompt's history ----------------------------------------------------------
     def action_prompt_history(self) -> None:
         """The steps where the shown sample's prompt appears (read on a worker thread)."""
         session = self.session

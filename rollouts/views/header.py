@@ -44,7 +44,7 @@ def header_context(
         "samples_url": step_url(request, bucket, step) if step else None,
         "stats_url": app_url(request, "step-stats", bucket=bucket, step=step) if step else None,
         "table_url": app_url(request, "step-table", bucket=bucket, step=step) if step else None,
-        "compare_url": compare_url(request, bucket, steps, step),  # issue 16
+        "compare_url": compare_url(request, bucket, steps, step),
         **neighbour_steps(request, bucket, steps, step),
     }
 

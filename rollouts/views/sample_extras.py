@@ -1,4 +1,4 @@
-"""What the sample page shows beside the sample itself, for issue 16: its tokens with their
+"""What the sample page shows beside the sample itself, to read it closely: its tokens with their
 log-probabilities, the link to the step's table at its row, the link to its prompt's page, and
 (opened from a search) the neighbouring matches.
 Kept out of `samples.py` so the sample page's context stays one readable function."""

@@ -1,4 +1,4 @@
-"""`GET api/scalars`: the data directory's TensorBoard scalars (issue 17), read incrementally.
+"""`GET api/scalars`: the data directory's TensorBoard scalars, read incrementally.
 
     {"source": {...what was found and read...},
      "tags": [{"tag", "points", "first_step", "last_step"}, ...],

@@ -148,7 +148,7 @@ def trends_json(
     if snapshot is None:
         snapshot = history_of(catalog, bucket).snapshot(DISK_BUDGET_S)
     points = snapshot.points
-    # The run's TensorBoard scalars (issue 17): `tb.<tag>` series on the steps that logged them.
+    # The run's TensorBoard scalars: `tb.<tag>` series on the steps that logged them.
     run = current_run(request)
     scalars = trend_scalars(catalog.root, run, [p.step for p in points])
     keys: dict[str, None] = {}
