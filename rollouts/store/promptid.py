@@ -23,8 +23,7 @@ import msgspec
 from .jsonio import VALUE_ERRORS, decode_value, without_surrogates
 
 NO_PROMPT = 0
-ID_HEX_CHARS = 16  # 64 bits
-PROMPT_ID = re.compile(r"[0-9a-f]{16}")
+PROMPT_ID = re.compile(r"[0-9a-f]{16}")  # 64 bits in hex
 _STRING_TAG = b"s\0"
 _JSON_TAG = b"j\0"
 _string_decoder = msgspec.json.Decoder(str)
