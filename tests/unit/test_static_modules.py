@@ -165,7 +165,7 @@ def test_the_markup_is_remembered_per_entry_url_never_across_prefixes(settings):
     """Made once per entry URL (a `static()` for every module cost about 1 ms of each page);
     another prefix or STATIC_URL is another entry URL, so another markup."""
     render = Template('{% load rollouts_modules %}{% page_module "sample" %}').render
-    firsts = {}
+    firsts: dict[str, str] = {}
     for prefix in ("/one/static/", "/two/static/", "/one/static/"):
         settings.STATIC_URL = prefix
         html = render(Context())
