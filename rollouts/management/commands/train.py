@@ -19,9 +19,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rollouts.conf import normalize_base_path
 from rollouts.training.backends import (
     BACKENDS,
-    INSTALL_RAY,
-    ray_available,
     shown_address,
+    unavailable,
     with_backend,
 )
 from rollouts.training.manager import (
@@ -82,7 +81,7 @@ class Command(BaseCommand):
         parser.add_argument("--threads", type=int, default=8, help="threads (one process)")
         parser.add_argument(
             "--backend",
-            choices=BACKENDS,
+            choices=tuple(BACKENDS),
             default=None,
             help="where jobs run: local (this machine) or ray (a Ray cluster); default: the spec's",
         )
@@ -116,8 +115,9 @@ class Command(BaseCommand):
             raise CommandError("--port must be between 0 and 65535")
         if options["threads"] < 1:
             raise CommandError("--threads must be at least 1")
-        if spec.backend == "ray" and not ray_available():
-            raise CommandError(INSTALL_RAY)
+        missing = unavailable(spec.backend)
+        if missing is not None:
+            raise CommandError(missing)
         try:
             os.close(claim_runs(spec))  # one line now, not a 503 page, if another viewer hosts it
         except HostedElsewhere as exc:
