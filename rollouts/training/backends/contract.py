@@ -9,9 +9,9 @@ from typing import Protocol
 
 
 class Backend(Protocol):
-    """The hooks `job.Job` calls on the class that runs its work. Each is called with the job's
-    lock held where the job changes its record (`launch` from `start`, `stop_without_control`
-    and `force` from a stop)."""
+    """The hooks `job.Job` calls on the class that runs its work. `launch` runs in `start`
+    before any thread shares the job; `stop_without_control` and `force` with the job's lock
+    held (they may write the record); `await_end` on the job's own waiting thread."""
 
     backend: str  # its name in the registry, in the job's record and in the snapshot
     merged_output: bool  # stdout and stderr come as one stream (`stdout.log` only)
