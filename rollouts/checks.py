@@ -31,7 +31,7 @@ from django.core.checks import Tags, Warning, register
 from .conf import DEFAULT_TRAIN_ACCESS, INTEGER_SETTINGS, access_problem, conf, parse_positive_int
 from .store.diskcache import DiskCache
 from .tokenizer import INSTALL_TOKENS, tokenizer_problem
-from .training.backends import INSTALL_RAY, ray_available, with_backend
+from .training.backends import unavailable, with_backend
 from .training.spec import SpecError
 from .training.specfile import load_spec
 
@@ -136,10 +136,11 @@ def _training_warnings() -> list[Warning]:
                 id="rollouts.W008",
             )
         ]
-    if hosted.backend == "ray" and not ray_available():
+    missing = unavailable(hosted.backend)  # (only Ray can be: an optional extra)
+    if missing is not None:
         return [
             Warning(
-                f"ROLLOUTS_TRAIN_SPEC runs its jobs on Ray, which is not installed: {INSTALL_RAY}",
+                f"ROLLOUTS_TRAIN_SPEC runs its jobs on Ray, which is not installed: {missing}",
                 id="rollouts.W009",
             )
         ]

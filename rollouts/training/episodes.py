@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .runfiles import Refused, open_read
+from .spec import Spec
 
 EPISODE_ROWS = 200  # rows a page holds by default
 MAX_ROWS = 1000  # and at most
@@ -46,7 +47,7 @@ def empty(offset: int = 0, limit: int = EPISODE_ROWS) -> dict[str, Any]:
 
 
 def episodes(
-    spec: Any, run_dir: Path | None, offset: int = 0, limit: int = EPISODE_ROWS
+    spec: Spec, run_dir: Path | None, offset: int = 0, limit: int = EPISODE_ROWS
 ) -> dict[str, Any]:
     """{"columns", "rows", "total", "offset", "limit"}: the rows after skipping the `offset`
     newest, `limit` of them (oldest first within the page), numbers as numbers."""

@@ -2,8 +2,9 @@
 from `stdout.log` / `stderr.log` there, status, pause and resume through the control file, a
 stop (control file, then after the grace period the backend's force), and how it ended.
 
-Its output is read by `output.JobOutput`. A backend (`local.LocalJob`: a process group on this
-machine; `rayjob.RayJob`: a Ray job) supplies the hooks at the end of the class. A viewer
+Its output is read by `output.JobOutput`. A backend (`backends.local.LocalJob`: a process group
+on this machine; `backends.rayjob.RayJob`: a Ray job) subclasses it and supplies the hooks at the
+end of the class, as `backends.Backend` states them. A viewer
 restarted while the job runs re-attaches (`attach`) and reads the same files from the start, so
 the log and the curves come back whole.
 """
@@ -19,6 +20,7 @@ from ..control import atomic_write_json, read_ack, write_control
 from .output import STREAMS, JobOutput
 from .recovery import forced_stop_record, read_json
 from .snapshot import FINAL, backend_part
+from .spec import Spec
 
 RECORD = "job.json"
 CONTROL = "control.json"
@@ -38,7 +40,7 @@ class Job:
     merged_output = False  # stdout and stderr come as one stream (errors found in stdout too)
 
     def __init__(
-        self, spec: Any, run_dir: Path, record: dict[str, Any], output: JobOutput | None = None
+        self, spec: Spec, run_dir: Path, record: dict[str, Any], output: JobOutput | None = None
     ) -> None:
         self.spec = spec
         self.run_dir = run_dir
@@ -58,7 +60,7 @@ class Job:
 
     @classmethod
     def start(
-        cls, spec: Any, run_dir: Path, record: dict[str, Any], output: JobOutput | None = None
+        cls, spec: Spec, run_dir: Path, record: dict[str, Any], output: JobOutput | None = None
     ) -> Job:
         """The job launched, or JobError with nothing of it left behind (a new run directory it
         made is removed again, a resumed one keeps what it had). `output`: the previous
@@ -94,7 +96,7 @@ class Job:
             )
         record["attempts"] = attempts
         try:
-            job._launch()
+            job.launch()
         except Exception:  # a JobError, or anything else: nothing of a refused start stays
             if made:
                 _remove_new_run_dir(run_dir, made)
@@ -109,15 +111,15 @@ class Job:
         return job
 
     @classmethod
-    def attach(cls, spec: Any, run_dir: Path, record: dict[str, Any]) -> Job:
+    def attach(cls, spec: Spec, run_dir: Path, record: dict[str, Any]) -> Job:
         """A job from its record: followed while its work is alive, else ended."""
         job = cls(spec, run_dir, record)
         job.output.sizes(run_dir)  # written before this viewer watched: no phase timed by it
         job.output.attempts_from(list(record.get("attempts") or []))
-        alive = record.get("status") not in FINAL and job._alive()
+        alive = record.get("status") not in FINAL and job.alive()
         if not alive and record.get("status") not in FINAL:
             record.update(status="exited", ended_at=record.get("ended_at") or time.time())
-            job._ended_unseen()
+            job.ended_unseen()
             record["outcome"] = job._outcome(record["status"])
         if not alive:
             record.setdefault("outcome", job._outcome(str(record.get("status"))))
@@ -136,7 +138,7 @@ class Job:
         threading.Thread(target=self._wait, args=(readers,), daemon=True).start()
 
     def _wait(self, readers: list[threading.Thread]) -> None:
-        code = self._await_end()
+        code = self.await_end()
         self._done.set()
         for reader in readers:
             reader.join()
@@ -273,7 +275,7 @@ class Job:
             if self.spec.honours_control:
                 write_control(self.control_path, pause=False, stop=True)
             else:  # the fallback for a script that never reads the file
-                self._stop_without_control()
+                self.stop_without_control()
             self.log.add("[viewer] stop requested", "stdout")
         self._kill_timer = threading.Thread(target=self._kill_after_grace, daemon=True)
         self._kill_timer.start()
@@ -288,7 +290,7 @@ class Job:
             if self._done.is_set():
                 return  # it ended on its own at the deadline
             self.record["force_killed"] = True
-            how = self._force()
+            how = self.force()
             atomic_write_json(
                 self.run_dir / "forced_stop.json",
                 {**forced_stop_record(self.spec, self.run_dir, self.record), "signal": how},
@@ -332,29 +334,28 @@ class Job:
         record = read_json(run_dir / RECORD)
         return record if isinstance(record, dict) and "command" in record else None
 
-    # -- what a backend supplies: start the work (JobError when it cannot); whether a
-    # re-attached record's work still runs; what to record when it ended unwatched; block until
-    # it ended and its output is in the log files (its exit code); a signal for a command that
-    # does not read the control file; end it by force after the grace (how, for forced_stop.json)
+    # -- what a backend supplies: `backends.Backend` states each hook (the contract, checked by
+    # mypy where the registry holds the class and by tests/unit/test_training_registry.py); the
+    # defaults here only say that a hook is missing.
 
     forced_means = "the job was stopped by force"
 
-    def _launch(self) -> None:
+    def launch(self) -> None:
         raise NotImplementedError
 
-    def _alive(self) -> bool:
+    def alive(self) -> bool:
         raise NotImplementedError
 
-    def _ended_unseen(self) -> None:
+    def ended_unseen(self) -> None:
         pass
 
-    def _await_end(self) -> int | None:
+    def await_end(self) -> int | None:
         raise NotImplementedError
 
-    def _stop_without_control(self) -> None:
+    def stop_without_control(self) -> None:
         raise NotImplementedError
 
-    def _force(self) -> str:
+    def force(self) -> str:
         raise NotImplementedError
 
 

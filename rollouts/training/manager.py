@@ -14,9 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .backends import with_backend
+from .backends import BACKENDS, backend_for, with_backend
 from .job import BackendUnavailable, Job, JobError
-from .local import LocalJob
 from .logring import LogRing
 from .progress import Progress
 from .recovery import resume_target
@@ -49,7 +48,10 @@ class Manager:
         record = Job.read_record(run_dir) if run_dir is not None else None
         if not run_dir or not record:
             return None
-        return job_class(str(record.get("backend", "local"))).attach(self.spec, run_dir, record)
+        name = str(record.get("backend", "local"))
+        # (a record of no known backend is followed as a local job, as it always was)
+        job_class = backend_for(name if name in BACKENDS else "local")
+        return job_class.attach(self.spec, run_dir, record)
 
     def _new_id(self) -> tuple[str, Path]:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -109,7 +111,7 @@ class Manager:
                 **carried,
             }
             try:
-                self.job = job_class(self.spec.backend).start(self.spec, run_dir, record, output)
+                self.job = backend_for(self.spec.backend).start(self.spec, run_dir, record, output)
             except BackendUnavailable as exc:
                 self.launch_problem = str(exc)
                 raise
@@ -255,11 +257,3 @@ def stop_leftover(spec: Spec) -> None:
         return
     if record.get("backend", "local") == "local":
         Manager(spec).shutdown()
-
-
-def job_class(backend: str) -> type[Job]:
-    if backend == "ray":
-        from .rayjob import RayJob  # Ray itself is imported only when a Ray job runs
-
-        return RayJob
-    return LocalJob

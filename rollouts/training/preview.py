@@ -19,6 +19,7 @@ from .episodes import empty as empty_episodes
 from .logring import LogRing
 from .progress import Progress
 from .snapshot import PREVIEWS, assemble, backend_part, job_part
+from .spec import Spec
 
 STEPS = 40
 PER_STEP = 2048
@@ -48,7 +49,7 @@ def _metrics(regime: str, step: int, rng: random.Random) -> dict[str, float]:
 
 
 def preview_snapshot(
-    spec: Any, regime: str, params: dict[str, Any] | None = None
+    spec: Spec, regime: str, params: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     if regime not in PREVIEWS:
         raise ValueError(f"preview must be one of {', '.join(PREVIEWS)}")
@@ -85,7 +86,7 @@ def preview_snapshot(
     return snapshot
 
 
-def _episodes(spec: Any, progress: Progress, rng: random.Random) -> dict[str, Any]:
+def _episodes(spec: Spec, progress: Progress, rng: random.Random) -> dict[str, Any]:
     """An episode row per step, as a run's episode CSV gives them (none if the spec has none)."""
     if not spec.episodes:
         return empty_episodes()
@@ -102,7 +103,7 @@ def _episodes(spec: Any, progress: Progress, rng: random.Random) -> dict[str, An
     }
 
 
-def _recovery(spec: Any, now: float) -> dict[str, Any]:
+def _recovery(spec: Spec, now: float) -> dict[str, Any]:
     """The recovery part of a run that keeps its checkpoints: the pointer and the files."""
     ticks = STEPS * PER_STEP
     latest = f"{spec.checkpoints}/latest.json"

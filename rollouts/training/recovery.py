@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .runfiles import read_small
+from .spec import Spec
 
 MAX_JSON_BYTES = 1 << 20
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # where `rollouts` is installed
@@ -51,7 +52,7 @@ def path_scrubber(base: Path) -> Callable[[str], str]:
     return lambda text: pattern.sub(lambda m: roots[m.group(0).rstrip("/")], text)
 
 
-def checkpoints(spec: Any, run_dir: Path) -> list[dict[str, Any]]:
+def checkpoints(spec: Spec, run_dir: Path) -> list[dict[str, Any]]:
     """The checkpoints, newest first, one entry each: a model file and its JSON sidecar of the
     same stem (SB3's `ppo_2048.zip` + `ppo_2048.json`) are one checkpoint named by the model;
     a JSON alone (a script that checkpoints as JSON) is its own. {"name", "sidecar",
@@ -89,7 +90,7 @@ def checkpoints(spec: Any, run_dir: Path) -> list[dict[str, Any]]:
     return result
 
 
-def resume_target(spec: Any, run_dir: Path) -> dict[str, Any] | None:
+def resume_target(spec: Spec, run_dir: Path) -> dict[str, Any] | None:
     """What to resume from: `resume.json`'s checkpoint when it exists, else the newest
     checkpoint; {"checkpoint": <relative to the run dir>, "timesteps"} or None."""
     pointer = read_json(run_dir / spec.resume_file)
@@ -107,7 +108,7 @@ def resume_target(spec: Any, run_dir: Path) -> dict[str, Any] | None:
     return None
 
 
-def forced_stop_record(spec: Any, run_dir: Path, record: dict[str, Any]) -> dict[str, Any]:
+def forced_stop_record(spec: Spec, run_dir: Path, record: dict[str, Any]) -> dict[str, Any]:
     return {
         "job_id": record.get("id"),
         "killed_at": time.time(),
@@ -128,7 +129,7 @@ def recent_json(path: Path, since: float | None) -> Any:
     return read_json(path)
 
 
-def recovery(spec: Any, run_dir: Path | None, since: float | None = None) -> dict[str, Any]:
+def recovery(spec: Spec, run_dir: Path | None, since: float | None = None) -> dict[str, Any]:
     """What to recover from; a forced stop or a failure only when written since the job began."""
     if run_dir is None:
         return {"resume": None, "checkpoints": [], "forced_stop": None, "failure": None}

@@ -16,12 +16,13 @@ from typing import Any
 
 from ..store.scalars import ScalarStore, find_tensorboard
 from .progress import Progress
+from .spec import Spec
 
 SOURCE = "tensorboard"
 
 
 class TensorBoardSource:
-    def __init__(self, spec: Any, run_dir: Path) -> None:
+    def __init__(self, spec: Spec, run_dir: Path) -> None:
         self.relative: str | None = getattr(spec, "tensorboard", None)
         self.run_dir = run_dir
         self.store: ScalarStore | None = None

@@ -9,13 +9,14 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from .backends import shown_address
 from .convergence import cards, convergence, metric_keys
 from .episodes import EPISODE_ROWS, episodes
 from .logring import LogRing
 from .progress import Point, Progress, Running, effective
 from .recovery import recovery, scrub
+from .spec import Spec
 
 DEFAULT_LOG_TAIL = 500
 FINAL = ("exited", "failed", "killed")  # a job's statuses once it ended (it has an outcome)
@@ -25,6 +26,14 @@ PREVIEWS = ("rising", "plateau", "kl")
 def shown_command(command: list[str]) -> list[str]:
     """The command as shown: the interpreter's absolute path as `python`."""
     return ["python" if arg == sys.executable else str(scrub(arg)) for arg in command]
+
+
+def shown_address(address: str) -> str:
+    """The address without any user name or password in it."""
+    parts = urlsplit(address)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
 
 
 def backend_part(
@@ -180,7 +189,7 @@ def failed_reading(reading: dict[str, Any], job: dict[str, Any]) -> dict[str, An
 
 
 def assemble(
-    spec: Any,
+    spec: Spec,
     job: dict[str, Any],
     progress: Progress,
     log: LogRing,

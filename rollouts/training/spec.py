@@ -167,7 +167,7 @@ class Spec:
     # progress total when no progress JSON says it; for a resume, counted from the checkpoint.
     total_field: str = "total_timesteps"
     extra: dict[str, Any] = field(default_factory=dict)
-    backend: str = "local"  # or "ray": submitted as a Ray job (`rayjob.py`)
+    backend: str = "local"  # or "ray": submitted as a Ray job (`backends/rayjob.py`)
     ray: dict[str, Any] = field(default_factory=dict)  # address, working_dir, env ([ray])
 
     @property

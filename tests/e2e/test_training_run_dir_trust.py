@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from rollouts.training.backends.local import LocalJob
 from rollouts.training.job import JobError
-from rollouts.training.local import LocalJob
 from rollouts.training.manager import Manager, stop_leftover
 from rollouts.training.process import start_time
 from rollouts.training.specfile import load_spec

@@ -24,9 +24,9 @@ import pytest
 from ray.job_submission import JobSubmissionClient
 
 from rollouts.training.backends import with_backend
+from rollouts.training.backends.rayjob import OUTSIDE
 from rollouts.training.job import BackendUnavailable, JobError
 from rollouts.training.manager import Manager
-from rollouts.training.rayjob import OUTSIDE
 from rollouts.training.specfile import load_spec
 from tests.support.rayhead import RayHead, inside_loopback_namespace, ray_head
 from tests.support.servers import REPO_ROOT, free_port, get_json, run_visualize

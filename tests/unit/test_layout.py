@@ -133,6 +133,19 @@ def test_imports_point_one_way_between_layers():
     assert offenders == []
 
 
+def test_other_layers_reach_the_training_backends_through_the_package_face():
+    """Views, commands and checks import `rollouts.training.backends`, never a module inside it
+    (which backend module holds what is the package's own business)."""
+    inside = "rollouts.training.backends."
+    offenders = [
+        f"{name} imports {imported}"
+        for name, imported_set in internal_imports().items()
+        for imported in sorted(imported_set)
+        if imported.startswith(inside) and not name.startswith("rollouts.training.")
+    ]
+    assert offenders == []
+
+
 def test_no_module_imports_itself_back():
     graph = internal_imports()
     cycles: list[list[str]] = []

@@ -15,8 +15,8 @@ from django.core.management import CommandError, call_command
 
 from rollouts.install import install_hint
 from rollouts.training.backends import INSTALL_RAY, shown_address, with_backend
+from rollouts.training.backends.raycluster import entrypoint_for, one_line, shown_line
 from rollouts.training.manager import forget_managers
-from rollouts.training.raycluster import entrypoint_for, one_line, shown_line
 from rollouts.training.spec import SpecError
 from rollouts.training.specfile import load_spec, parse_spec
 from tests.support.servers import REPO_ROOT

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rollouts.control import TrainingControl, read_ack, read_control, write_control
+from rollouts.training.backends.local import LocalJob
 from rollouts.training.convergence import convergence
-from rollouts.training.local import LocalJob
 from rollouts.training.logring import LogRing
 from rollouts.training.manager import Manager
 from rollouts.training.output import JobOutput

@@ -5,16 +5,18 @@ only its new bytes, and a file replaced by a shorter one is counted again."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import os
-from types import SimpleNamespace
+from pathlib import Path
 
 import pytest
 
 from rollouts.training import episodes as module
 from rollouts.training.episodes import EPISODE_ROWS, ROW_MARK, episodes
+from rollouts.training.spec import Spec
 
-SPEC = SimpleNamespace(episodes="monitor.csv")
+SPEC = Spec(path=Path("spec.toml"), name="episodes", command=("true",), episodes="monitor.csv")
 
 
 def whole_file(text: str) -> list[list[str]]:
@@ -105,7 +107,7 @@ def test_missing_empty_comment_only_and_unreadable(tmp_path):
     assert episodes(SPEC, tmp_path) == nothing
     assert write(tmp_path, "") == nothing
     assert write(tmp_path, "#only a comment\n") == nothing
-    assert episodes(SimpleNamespace(episodes=""), tmp_path) == nothing
+    assert episodes(dataclasses.replace(SPEC, episodes=""), tmp_path) == nothing
     (tmp_path / "monitor.csv").unlink()
     (tmp_path / "monitor.csv").mkdir()  # not a file: no table, no error
     assert episodes(SPEC, tmp_path) == nothing

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from rollouts.training.episodes import empty, episodes
 from rollouts.training.job import JobError
 from rollouts.training.manager import Manager
+from rollouts.training.spec import Spec
 from rollouts.training.specfile import load_spec
 from tests.support.training import write_fake_spec
 
@@ -31,7 +31,9 @@ def test_a_start_the_os_refuses_leaves_no_run_directory(tmp_path: Path) -> None:
 
 def test_an_episode_csv_that_is_a_fifo_reads_as_no_episodes(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "episodes.csv")
-    spec = SimpleNamespace(episodes="episodes.csv")
+    spec = Spec(
+        path=tmp_path / "spec.toml", name="refusals", command=("true",), episodes="episodes.csv"
+    )
     answer: dict[str, Any] = {}
     reader = threading.Thread(target=lambda: answer.update(episodes(spec, tmp_path)), daemon=True)
     reader.start()

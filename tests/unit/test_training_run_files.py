@@ -16,9 +16,9 @@ import pytest
 
 from rollouts.control import read_ack, read_control
 from rollouts.training import process, reaper
+from rollouts.training.backends.rayjob import RayJob
 from rollouts.training.job import JobError
 from rollouts.training.output import CUT, MAX_LINE_BYTES, JobOutput
-from rollouts.training.rayjob import RayJob
 from rollouts.training.recovery import read_json
 from rollouts.training.runfiles import Refused, open_append, open_read
 from rollouts.training.specfile import load_spec

@@ -20,9 +20,8 @@ from rollouts.conf import DEFAULT_CACHE_ENTRIES, DEFAULT_CACHE_MEMORY_MB, normal
 from rollouts.management.serving import apply_settings, listen
 from rollouts.training.backends import (
     BACKENDS,
-    INSTALL_RAY,
-    ray_available,
     shown_address,
+    unavailable,
     with_backend,
 )
 from rollouts.training.manager import (
@@ -83,7 +82,7 @@ class Command(BaseCommand):
         parser.add_argument("--threads", type=int, default=8, help="threads (one process)")
         parser.add_argument(
             "--backend",
-            choices=BACKENDS,
+            choices=tuple(BACKENDS),
             default=None,
             help="where jobs run: local (this machine) or ray (a Ray cluster); default: the spec's",
         )
@@ -117,8 +116,9 @@ class Command(BaseCommand):
             raise CommandError("--port must be between 0 and 65535")
         if options["threads"] < 1:
             raise CommandError("--threads must be at least 1")
-        if spec.backend == "ray" and not ray_available():
-            raise CommandError(INSTALL_RAY)
+        missing = unavailable(spec.backend)
+        if missing is not None:
+            raise CommandError(missing)
         try:
             os.close(claim_runs(spec))  # one line now, not a 503 page, if another viewer hosts it
         except HostedElsewhere as exc:

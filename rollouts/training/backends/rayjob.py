@@ -16,10 +16,14 @@ import os
 import threading
 import time
 from functools import partial
+from pathlib import Path
 from typing import Any
 
-from .job import CONTROL, BackendUnavailable, Job, JobError
-from .output import JobOutput
+from ..job import CONTROL, BackendUnavailable, Job, JobError
+from ..output import JobOutput
+from ..runfiles import Refused, open_append, write_all
+from ..snapshot import backend_part
+from ..spec import Spec
 from .raycluster import (
     TERMINAL,
     Cluster,
@@ -29,8 +33,6 @@ from .raycluster import (
     shown_line,
     status_name,
 )
-from .runfiles import Refused, open_append, write_all
-from .snapshot import backend_part
 
 STATUS_EVERY = 0.5  # seconds between status reads
 RETRY_EVERY = 1.0  # seconds before asking an unreachable cluster again
@@ -44,7 +46,7 @@ class RayJob(Job):
     forced_means = "Ray's stop_job ended it"
 
     def __init__(
-        self, spec: Any, run_dir: Any, record: dict[str, Any], output: JobOutput | None = None
+        self, spec: Spec, run_dir: Path, record: dict[str, Any], output: JobOutput | None = None
     ) -> None:
         super().__init__(spec, run_dir, record, output)
         self.cluster = Cluster(record.get("ray_address") or spec.ray["address"])
@@ -57,7 +59,7 @@ class RayJob(Job):
 
     # -- the backend's hooks
 
-    def _launch(self) -> None:
+    def launch(self) -> None:
         previous = list(self.record.get("submissions") or [])
         job_id = self.record["id"]
         sid = job_id if not previous else f"{job_id}-resume-{len(previous)}"
@@ -73,8 +75,7 @@ class RayJob(Job):
         except Refused as exc:
             raise JobError(str(exc)) from None
         try:
-            self.cluster.call(
-                "submit_job",
+            self.cluster.submit_job(
                 entrypoint=entrypoint_for(self.record["command"], working_dir),
                 submission_id=sid,
                 runtime_env={"env_vars": env},
@@ -97,20 +98,20 @@ class RayJob(Job):
             log_start=os.fstat(mirror).st_size,
         )
 
-    def _alive(self) -> bool:
+    def alive(self) -> bool:
         info = self._info()
         if info is None:
             return self.cluster.reachable is False  # unknown: followed, said to be unreachable
         return self._ray_status not in TERMINAL
 
-    def _ended_unseen(self) -> None:
+    def ended_unseen(self) -> None:
         code = self.record.get("exit_code")
         self.record.update(status=self._final_status(code), exit_code=code)
 
     def _info(self) -> Any:
         """Ray's job info, or None (unreachable, or the cluster no longer knows the job)."""
         try:
-            info = self.cluster.call("get_job_info", self.record["submission_id"])
+            info = self.cluster.get_job_info(self.record["submission_id"])
         except BackendUnavailable:
             return None
         except Rejected as exc:
@@ -134,7 +135,7 @@ class RayJob(Job):
             self._pumped.set()
         super()._follow()
 
-    def _await_end(self) -> int | None:
+    def await_end(self) -> int | None:
         while not self._done.is_set() and self._ray_status not in (*TERMINAL, "UNKNOWN"):
             if self._info() is not None and self._stop_pending:
                 self._stop_job()
@@ -160,16 +161,16 @@ class RayJob(Job):
             return "forced"  # stopped from Ray's side: nobody here asked, nothing was saved
         return super()._outcome(status)
 
-    def _stop_without_control(self) -> None:
+    def stop_without_control(self) -> None:
         self._stop_job()
 
-    def _force(self) -> str:
+    def force(self) -> str:
         self._stop_job()
         return "Ray stop_job (SIGTERM, then SIGKILL)"
 
     def _stop_job(self) -> None:
         try:
-            self.cluster.call("stop_job", self.record["submission_id"])
+            self.cluster.stop_job(self.record["submission_id"])
             self._stop_pending = False
         except (BackendUnavailable, Rejected) as exc:
             self._stop_pending = isinstance(exc, BackendUnavailable)
@@ -251,7 +252,7 @@ class RayJob(Job):
         if self.record.get("log_complete") or "submission_id" not in self.record:
             return
         try:
-            whole = self.cluster.call("get_job_logs", self.record["submission_id"])
+            whole = self.cluster.get_job_logs(self.record["submission_id"])
         except JobError as exc:
             self.output.log.add(
                 f"[viewer] the end of the Ray log is missing: {one_line(exc)}", "error"

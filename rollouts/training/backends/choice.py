@@ -1,6 +1,5 @@
-"""Where a job runs: `local` (a process group on this machine, the default) or `ray` (a Ray job
-on a cluster, through Ray's own job API). The choice comes from the spec (`[job] backend`,
-`[ray]`), and a command line flag or a setting may override it."""
+"""Which backend a job runs on, and the Ray address: from the spec (`[job] backend`, `[ray]`),
+which a command line flag or a setting may override; checked."""
 
 from __future__ import annotations
 
@@ -10,12 +9,10 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..install import install_hint
-from .spec import UNSAFE_CHARS, Spec, SpecError
+from ..spec import UNSAFE_CHARS, Spec, SpecError
+from .registry import check_backend
 
-BACKENDS = ("local", "ray")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
-INSTALL_RAY = f"the ray backend needs Ray's job client: {install_hint('ray')}"
 
 
 def check_address(address: Any, where: str = "the Ray address") -> str:
@@ -63,12 +60,6 @@ def ray_options(table: Any) -> dict[str, Any]:
     return options
 
 
-def check_backend(value: Any, where: str = "[job] backend") -> str:
-    if value not in BACKENDS:
-        raise SpecError(f"{where} must be one of {', '.join(BACKENDS)} (got {value!r})")
-    return str(value)
-
-
 def with_backend(spec: Spec, backend: str | None = None, address: str | None = None) -> Spec:
     """The spec with a flag's or a setting's backend and Ray address put over its own."""
     kind = check_backend(backend, "the backend") if backend else spec.backend
@@ -80,19 +71,3 @@ def with_backend(spec: Spec, backend: str | None = None, address: str | None = N
             "the ray backend needs the cluster's address: --ray-address http://HOST:8265"
         )
     return dataclasses.replace(spec, backend=kind, ray=ray)
-
-
-def shown_address(address: str) -> str:
-    """The address without any user name or password in it."""
-    parts = urlsplit(address)
-    host = parts.hostname or ""
-    host = f"[{host}]" if ":" in host else host
-    return f"{parts.scheme}://{host}" + (f":{parts.port}" if parts.port else "")
-
-
-def ray_available() -> bool:
-    try:
-        from ray.job_submission import JobSubmissionClient  # noqa: F401
-    except ImportError:
-        return False
-    return True

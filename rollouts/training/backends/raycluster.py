@@ -11,11 +11,13 @@ import re
 import shlex
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from .backends import INSTALL_RAY, shown_address
-from .job import BackendUnavailable, JobError
+from ...install import install_hint
+from ..job import BackendUnavailable, JobError
+from ..snapshot import shown_address
 
+INSTALL_RAY = f"the ray backend needs Ray's job client: {install_hint('ray')}"
 TERMINAL = ("STOPPED", "SUCCEEDED", "FAILED")
 LAST_ERROR = re.compile(r"^\s*[\w.]*(?:Error|Exception): (.+?)\.?\s*$")
 STATUS_PREFIX = re.compile(r"^Request failed with status code \d+: ")
@@ -23,6 +25,9 @@ MAX_MESSAGE = 300
 # An absolute path inside a message (a traceback's file, a working_dir Ray could not use): the
 # cluster's directories are not shown, its last part is.
 ABSOLUTE_PATH = re.compile(r"(?<![\w.:/])/(?:[^\s'\"/:]+/)+([^\s'\"/:]*)")
+
+
+T = TypeVar("T")
 
 
 class Rejected(JobError):
@@ -56,6 +61,14 @@ def entrypoint_for(command: list[str], working_dir: str) -> str:
     return f"cd {shlex.quote(working_dir)} && exec {shlex.join(command)}"
 
 
+def ray_available() -> bool:
+    try:
+        from ray.job_submission import JobSubmissionClient  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def _client(address: str) -> Any:
     try:
         from ray.job_submission import JobSubmissionClient
@@ -81,15 +94,15 @@ class Cluster:
         self.reachable, self.message = False, f"cluster unreachable at {self.shown}: {reason}"
         return BackendUnavailable(self.message)
 
-    def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        """`JobSubmissionClient.<name>(...)`: BackendUnavailable when the cluster does not
-        answer, Rejected when its job server answers with an error."""
+    def _call(self, request: Callable[[Any], T]) -> T:
+        """`request` on Ray's `JobSubmissionClient`: BackendUnavailable when the cluster does
+        not answer, Rejected when its job server answers with an error."""
         try:
             with self._lock:
                 if self._client is None:
                     self._client = _client(self.address)
                 client = self._client
-            result = getattr(client, name)(*args, **kwargs)
+            result = request(client)
         except JobError:
             raise
         except OSError as exc:  # ConnectionError, and every `requests` error
@@ -100,10 +113,44 @@ class Cluster:
         self.reachable, self.message = True, None
         return result
 
+    # Ray's job-submission calls the backend makes, each through `_call`.
+
+    def submit_job(
+        self,
+        *,
+        entrypoint: str,
+        submission_id: str,
+        runtime_env: dict[str, Any],
+        metadata: dict[str, str],
+    ) -> str:
+        return str(
+            self._call(
+                lambda client: client.submit_job(
+                    entrypoint=entrypoint,
+                    submission_id=submission_id,
+                    runtime_env=runtime_env,
+                    metadata=metadata,
+                )
+            )
+        )
+
+    def get_job_info(self, submission_id: str) -> Any:
+        """Ray's `JobDetails` (status, driver_exit_code, message, ...)."""
+        return self._call(lambda client: client.get_job_info(submission_id))
+
+    def get_job_status(self, submission_id: str) -> Any:
+        return self._call(lambda client: client.get_job_status(submission_id))
+
+    def stop_job(self, submission_id: str) -> bool:
+        return bool(self._call(lambda client: client.stop_job(submission_id)))
+
+    def get_job_logs(self, submission_id: str) -> str:
+        return str(self._call(lambda client: client.get_job_logs(submission_id)))
+
     def tail(self, submission_id: str, chunk: Callable[[str], None]) -> None:
         """Ray's incremental log (a websocket from the start of the job's log), each piece to
         `chunk`, until the job has ended; BackendUnavailable when the stream breaks first."""
-        self.call("get_job_status", submission_id)  # the client made, or one line why not
+        self.get_job_status(submission_id)  # the client made, or one line why not
         client = self._client
         if client is None:
             raise BackendUnavailable(self.message or f"cluster unreachable at {self.shown}")

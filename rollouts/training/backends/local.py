@@ -18,10 +18,10 @@ import threading
 import time
 from pathlib import Path
 
-from . import process, reaper
-from .job import CONTROL, FINAL, Job, JobError
-from .recovery import scrub
-from .runfiles import Refused, open_append
+from .. import process, reaper
+from ..job import CONTROL, FINAL, Job, JobError
+from ..recovery import scrub
+from ..runfiles import Refused, open_append
 
 SUPERVISOR = str(Path(reaper.__file__).resolve())
 REPORT_SECONDS = 30.0  # for the supervisor to say whether the command started
@@ -32,7 +32,7 @@ class LocalJob(Job):
     backend = "local"
     forced_means = "every process it started was killed"
 
-    def _launch(self) -> None:
+    def launch(self) -> None:
         control = self.run_dir / CONTROL
         env = {
             **os.environ,
@@ -58,13 +58,13 @@ class LocalJob(Job):
             pid=proc.pid, pgid=proc.pid, pid_start=process.start_time(proc.pid), pid_token=token
         )
 
-    def _alive(self) -> bool:
+    def alive(self) -> bool:
         verdict = process.identify(self.record)
         if verdict not in (process.OURS, process.GONE):
             self.record["message"] = process.refusal(self.record, verdict)
         return verdict == process.OURS
 
-    def _await_end(self) -> int | None:
+    def await_end(self) -> int | None:
         proc: subprocess.Popen[bytes] | None = getattr(self, "_proc", None)
         if proc is None:  # re-attached: not our child; its supervisor cleans up after it
             while not self._done.is_set() and process.identify(self.record) == process.OURS:
@@ -89,11 +89,11 @@ class LocalJob(Job):
         proc: subprocess.Popen[bytes] | None = getattr(self, "_proc", None)
         return proc is not None and proc.returncode is None and proc.pid == self.record["pid"]
 
-    def _stop_without_control(self) -> None:
+    def stop_without_control(self) -> None:
         with _REAPING:
             self._said(process.signal_job(self.record, signal.SIGTERM, self._own_child()))
 
-    def _force(self) -> str:
+    def force(self) -> str:
         with _REAPING:
             self._said(process.kill_job(self.record, self._own_child()))
         return "SIGKILL"
