@@ -16,7 +16,6 @@ from typing import Any
 TYPES = ("int", "float", "bool", "string", "choice", "path")
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 BUILTIN = ("job_id", "run_dir", "control_file", "python", "resume_path")
-CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
 # What no text value may hold: C0 and C1 controls (DEL too); the bidirectional embeddings,
 # overrides and isolates, which make text read otherwise than it runs; lone surrogates, which
 # are not text (no argv can carry them).

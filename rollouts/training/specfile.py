@@ -10,8 +10,6 @@ from typing import Any
 from .backends import check_backend, ray_options
 from .spec import BUILTIN, DEFAULT_GRACE, PLACEHOLDER, TYPES, Field, Spec, SpecError
 
-TYPE_OF = {"int": int, "float": (int, float), "bool": bool, "string": str, "path": str}
-
 
 def load_spec(path: str | Path) -> Spec:
     """The spec in `path`; SpecError (naming the problem, not the server path) when unusable."""

@@ -16,7 +16,8 @@ from tests.support.servers import REPO_ROOT
 def test_the_folder_the_settings_name_exists_and_comes_first(settings):
     dirs = settings.TEMPLATES[0]["DIRS"]
     assert dirs[0] == REPO_ROOT / "templates" and (REPO_ROOT / "templates").is_dir()
-    assert get_template("500.html").origin.name == str(REPO_ROOT / "templates" / "500.html")
+    origin = get_template("500.html").template.origin  # type: ignore[attr-defined]
+    assert origin.name == str(REPO_ROOT / "templates" / "500.html")
 
 
 def test_an_unhandled_error_gets_the_sites_page_without_any_context():
