@@ -71,35 +71,32 @@ def test_the_local_backend_is_always_available():
     assert unavailable("local") is None
 
 
-def test_choosing_the_local_backend_never_imports_ray():
-    program = (
-        "import rollouts.training.backends as b; b.backend_for('local');"
-        " import sys; print('ray' in sys.modules, 'rollouts.training.backends.rayjob' in"
-        " sys.modules)"
-    )
-    shown = subprocess.run(
+def printed_by(program: str) -> list[str]:
+    """What a fresh interpreter prints (a module imported here would be in every answer)."""
+    done = subprocess.run(
         [sys.executable, "-c", program],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         check=True,
         timeout=60,
-    ).stdout.split()
+    )
+    return done.stdout.split()
+
+
+def test_choosing_the_local_backend_never_imports_ray():
+    shown = printed_by(
+        "import rollouts.training.backends as b; b.backend_for('local');"
+        " import sys; print('ray' in sys.modules, 'rollouts.training.backends.rayjob' in"
+        " sys.modules)"
+    )
     assert shown == ["False", "False"]
 
 
 def test_the_ray_backend_loads_without_importing_ray_itself():
     """Its job class is a module of this package; Ray is imported when the first call is made."""
-    program = (
+    shown = printed_by(
         "import rollouts.training.backends as b; b.backend_for('ray');"
         " import sys; print('ray' in sys.modules)"
     )
-    shown = subprocess.run(
-        [sys.executable, "-c", program],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout.split()
     assert shown == ["False"]
