@@ -46,7 +46,8 @@ def api_steps(request: HttpRequest, bucket: str) -> HttpResponseBase:
 def _page_items(index: StepIndex, positions: Sequence[int]) -> Iterator[bytes]:
     """The page's samples; an unreadable line is `null` (`samples` stays aligned with
     `positions`). Then the rest of a partly scanned step is scanned, for the totals that follow.
-    The file gone, unreadable or rewritten meanwhile ends the page: see `stream_object`."""
+    Read through one open file (`StepIndex.read_many`): a step deleted or made unreadable
+    meanwhile is sent whole; one rewritten or truncated ends the page (see `stream_object`)."""
     sent = 0
     for sample in index.read_many(positions):
         if isinstance(sample, UnreadableLine):

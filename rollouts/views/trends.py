@@ -140,13 +140,12 @@ def trends_bytes(request: HttpRequest, bucket: str, after: int = -1) -> bytes:
 def trends_json(
     request: HttpRequest,
     bucket: str,
-    after: int = -1,
-    snapshot: Snapshot | None = None,
-    choices: list[dict[str, Any]] | None = None,
+    after: int,
+    snapshot: Snapshot,
+    choices: list[dict[str, Any]],
 ) -> dict[str, Any]:
+    """The trends answer made from `trends_bytes`'s snapshot and run choices."""
     catalog = get_catalog(request)
-    if snapshot is None:
-        snapshot = history_of(catalog, bucket).snapshot(DISK_BUDGET_S)
     points = snapshot.points
     # The run's TensorBoard scalars: `tb.<tag>` series on the steps that logged them.
     run = current_run(request)
@@ -168,7 +167,7 @@ def trends_json(
         "cards": cards(points),
         "reading": with_update_rules(convergence(points), scalars),
         "cursor": with_scalars_version(cursor_of(points), catalog.root, run),
-        "runs": run_choices(request, bucket) if choices is None else choices,
+        "runs": choices,
         "scalars": scalars.source,
     }
 
