@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rollouts.store import Catalog
-from rollouts.store.diskcache import DiskCache
+from rollouts.store.disk.cache import DiskCache
 from rollouts.store.lineage import find_prompt
 from rollouts.store.promptid import prompt_id_of_value
 

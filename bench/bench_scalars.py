@@ -51,7 +51,7 @@ import json, statistics, sys, time
 t0 = time.perf_counter()
 from pathlib import Path
 sys.path.insert(0, REPO)
-from rollouts.store.diskcache import DiskCache
+from rollouts.store.disk import DiskCache
 from rollouts.store.scalars import ScalarStore, TensorBoardDir
 import tensorboard.compat.tensorflow_stub.pywrap_tensorflow, tensorboard.compat.proto.event_pb2
 board, cache, what = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -96,7 +96,7 @@ CHILD_FILES = r"""
 import json, statistics, sys, time
 from pathlib import Path
 sys.path.insert(0, REPO)
-from rollouts.store.diskcache import DiskCache
+from rollouts.store.disk import DiskCache
 from rollouts.store.scalars import ScalarStore, TensorBoardDir
 import tensorboard.compat.tensorflow_stub.pywrap_tensorflow, tensorboard.compat.proto.event_pb2
 board, single, cache = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]

@@ -39,7 +39,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from rollouts.demo import make_sample, write_big_step  # noqa: E402
 from rollouts.store import Catalog  # noqa: E402
 from rollouts.store.search import Budget, Cursor, SearchResult, StepRange, search  # noqa: E402
-from rollouts.store.searchquery import Query  # noqa: E402
+from rollouts.store.search.query import Query  # noqa: E402
 
 MB = 1_000_000
 REPEATS = 3

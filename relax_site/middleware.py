@@ -17,7 +17,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
-from rollouts.views.responses import strip_head_body
+from rollouts.web import strip_head_body
 
 
 class HeadMiddleware:

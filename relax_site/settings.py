@@ -42,7 +42,7 @@ except BadVariable as exc:
 
 SECRET_KEY = ENV.secret_key or secrets.token_urlsafe(50)
 DEBUG = ENV.debug
-# Host names are checked by relax_site.hosts.HostCheckMiddleware (which logs why it refuses
+# Host names are checked by rollouts.web.HostCheckMiddleware (which logs why it refuses
 # one, and also takes IP literals when `visualize --host 0.0.0.0` asks for it), not by Django.
 ALLOWED_HOSTS = ["*"]
 RELAX_HOSTS = list(ENV.allowed_hosts)
@@ -56,7 +56,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # First: a HEAD gets the GET's headers and no body, whoever answered (the host check too).
     "relax_site.middleware.HeadMiddleware",
-    "relax_site.hosts.HostCheckMiddleware",
+    "rollouts.web.HostCheckMiddleware",
     "relax_site.middleware.BasePathMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -29,11 +29,10 @@ from django.conf import settings
 from django.core.checks import Tags, Warning, register
 
 from .conf import DEFAULT_TRAIN_ACCESS, INTEGER_SETTINGS, access_problem, conf, parse_positive_int
-from .store.diskcache import DiskCache
-from .tokenizer import INSTALL_TOKENS, tokenizer_problem
+from .store.disk import DiskCache
+from .training import SpecError, load_spec
 from .training.backends import unavailable, with_backend
-from .training.spec import SpecError
-from .training.specfile import load_spec
+from .web import INSTALL_TOKENS, tokenizer_problem
 
 
 @register(Tags.compatibility)
@@ -163,8 +162,8 @@ def _tokenizer_warnings() -> list[Warning]:
 
 def _tensorboard_warnings() -> list[Warning]:
     """The TensorBoard scalars: a named directory that is missing, a package that is."""
-    from .scalars import OFF_VALUES, configured_dir
     from .store.scalars import INSTALL_HINT, find_tensorboard, tensorboard_available
+    from .web import OFF_VALUES, configured_dir
 
     setting = conf.TENSORBOARD
     if setting is not None and not isinstance(setting, str | Path | dict | bool):

@@ -164,7 +164,7 @@ class RolloutsSettings:
         """
         value = getattr(settings, "ROLLOUTS_DISK_CACHE", None)
         if value is None:
-            from .store.diskcache import default_directory
+            from .store.disk import default_directory
 
             return default_directory()
         return Path(value).expanduser() if value else None

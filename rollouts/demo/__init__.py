@@ -25,9 +25,18 @@ from __future__ import annotations
 from .big_step import write_big_step
 from .cli import main
 from .curves import CURVES, Curve
-from .prompts import EVAL_DATASETS, IMAGE_TOKENS, STYLES, Problem, Prompt, make_prompt
+from .prompts import (
+    EVAL_DATASETS,
+    IMAGE_TOKENS,
+    PROBLEMS_BY_DATASET,
+    STYLES,
+    Problem,
+    Prompt,
+    make_problem,
+    make_prompt,
+)
 from .runs import NON_STEP_FILES, RUNS, write_demo, write_demo_runs, write_step
-from .samples import MAX_RESPONSE_LENGTH, make_sample
+from .samples import MAX_RESPONSE_LENGTH, STATUS_WEIGHTS, STATUSES, make_sample
 from .tokens import ENDOFTEXT, IM_END
 
 __all__ = [
@@ -38,12 +47,16 @@ __all__ = [
     "IM_END",
     "MAX_RESPONSE_LENGTH",
     "NON_STEP_FILES",
+    "PROBLEMS_BY_DATASET",
     "RUNS",
+    "STATUSES",
+    "STATUS_WEIGHTS",
     "STYLES",
     "Curve",
     "Problem",
     "Prompt",
     "main",
+    "make_problem",
     "make_prompt",
     "make_sample",
     "write_big_step",

@@ -13,9 +13,15 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from rollouts.demo import EVAL_DATASETS, make_prompt, make_sample
-from rollouts.demo.prompts import PROBLEMS_BY_DATASET, make_problem
-from rollouts.demo.samples import STATUS_WEIGHTS, STATUSES
+from rollouts.demo import (
+    EVAL_DATASETS,
+    PROBLEMS_BY_DATASET,
+    STATUS_WEIGHTS,
+    STATUSES,
+    make_problem,
+    make_prompt,
+    make_sample,
+)
 
 GROUP_SIZE = 4  # GRPO: samples per prompt
 MAX_RESPONSE_LENGTH = 2048

@@ -10,8 +10,7 @@ from typing import Any
 
 from django.core.management.base import CommandError
 
-from rollouts.scalars import tensorboard_flag_problem
-from rollouts.tokenizer import tokenizer_problem
+from rollouts.web import tensorboard_flag_problem, tokenizer_problem
 
 
 def check_reading_options(options: dict[str, Any], runs: dict[str, Path]) -> None:

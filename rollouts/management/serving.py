@@ -10,16 +10,15 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import CommandError
+from django.utils.module_loading import import_string
 
 from rollouts.conf import conf
 from rollouts.server import listen as bind
+from rollouts.web import HostCheckMiddleware
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # as the Host header spells them
 ANY_ADDRESS = ("0.0.0.0", "::")  # noqa: S104
-# The standalone site's Host guard. With another project's settings (a portal), Django's own
-# ALLOWED_HOSTS check applies instead, which cannot take "any IP".
-HOST_MIDDLEWARE = "relax_site.hosts.HostCheckMiddleware"
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -62,7 +61,7 @@ def apply_settings(
 
 
 def apply_hosts(host: str, allowed: list[str]) -> None:
-    """The Host names answered to (relax_site/hosts.py): loopback, RELAX_ALLOWED_HOSTS and
+    """The Host names answered to (rollouts/web/hosts.py): loopback, RELAX_ALLOWED_HOSTS and
     --allowed-host; the bound address; with 0.0.0.0 this machine's names and any IP address.
     A DNS-rebinding page on another name is refused."""
     names = [*LOOPBACK_NAMES, *getattr(settings, "RELAX_HOSTS", ()), *allowed]
@@ -74,6 +73,18 @@ def apply_hosts(host: str, allowed: list[str]) -> None:
     names = list(dict.fromkeys(name.lower() for name in names if name))
     settings.RELAX_HOSTS = names
     settings.RELAX_ACCEPT_IP_HOSTS = accept_ip
-    if HOST_MIDDLEWARE not in settings.MIDDLEWARE:
+    if not host_guard_installed():
         # Another project's settings: Django's own check, which cannot take "any IP".
         settings.ALLOWED_HOSTS = ["*"] if accept_ip else names
+
+
+def host_guard_installed() -> bool:
+    """Whether the settings' MIDDLEWARE has the app's Host guard (the standalone site's do),
+    under whichever dotted path names it."""
+    for entry in settings.MIDDLEWARE:
+        try:
+            if import_string(entry) is HostCheckMiddleware:
+                return True
+        except ImportError:  # Django says so itself when it builds the middleware chain
+            continue
+    return False

@@ -1,2 +1,64 @@
 """What a sample, a step or a run looks like, as data: plain Python (no Django), shared by the web
 pages, their JSON twins and the terminal UI. Escaping and styling are the templates' job."""
+
+from .blocks import Block
+from .charts import histogram_bars, scatter
+from .formatting import format_bytes, format_number, format_share, format_stat
+from .group import SORTS, member_row, shared_label, sort_rows, summarize_rows
+from .pair import paired, side
+from .render import Rendered, compile_mask
+from .sample import InfoRow, Node, PresentedSample, Section, present_sample, sample_identity
+from .spark import spark_path
+from .table import (
+    COLUMNS,
+    ROWS_PER_PAGE,
+    next_order,
+    page_numbers,
+    page_window,
+    sort_column,
+    table_row,
+)
+from .tokens import LOGPROBS_KEY, StripCell, Token, TokenView, token_view
+from .verdict import reward_scale
+from .worddiff import WORDS_COMPARED, word_diff
+
+__all__ = [
+    "COLUMNS",
+    "LOGPROBS_KEY",
+    "ROWS_PER_PAGE",
+    "SORTS",
+    "WORDS_COMPARED",
+    "Block",
+    "InfoRow",
+    "Node",
+    "PresentedSample",
+    "Rendered",
+    "Section",
+    "StripCell",
+    "Token",
+    "TokenView",
+    "compile_mask",
+    "format_bytes",
+    "format_number",
+    "format_share",
+    "format_stat",
+    "histogram_bars",
+    "member_row",
+    "next_order",
+    "page_numbers",
+    "page_window",
+    "paired",
+    "present_sample",
+    "reward_scale",
+    "sample_identity",
+    "scatter",
+    "shared_label",
+    "side",
+    "sort_column",
+    "sort_rows",
+    "spark_path",
+    "summarize_rows",
+    "table_row",
+    "token_view",
+    "word_diff",
+]

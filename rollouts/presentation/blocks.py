@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..store.jsonio import without_surrogates
+from ..store import without_surrogates
 
 BLOCK_KINDS = ("think", "tool_call", "tools", "tool_response", "answer")
 

@@ -15,8 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
-from ..store import Columns, ValueRange
-from ..store.stats import TRUNCATED
+from ..store import TRUNCATED, Columns, ValueRange
 from .formatting import format_compact
 
 # SVG user units. A histogram sits in half a row, the scatter in a whole one.

@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..store.stats import SUCCESS_ABOVE, TRUNCATED
+from ..store import SUCCESS_ABOVE, TRUNCATED
 from .answers import answers_match, extract_answer
 from .formatting import format_number
 

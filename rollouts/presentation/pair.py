@@ -13,7 +13,7 @@ from .worddiff import word_diff
 
 
 def side(title: str, url: str, values: dict[str, Any]) -> dict[str, Any]:
-    """A side's heading from its decoded sample (the response is compared by `pair`)."""
+    """A side's heading from its decoded sample (the response is compared by `paired`)."""
     reward = values.get("reward")
     length = values.get("response_length")
     status = values.get("status")
@@ -28,7 +28,7 @@ def side(title: str, url: str, values: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def pair(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+def paired(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """`{"a", "b", "diff", "sides"}`: `sides` pairs each heading with its runs for the template."""
     diff = word_diff(a["response"], b["response"])
     return {

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..store.columns import Columns
+from ..store import Columns
 from .formatting import format_number
 
 ROWS_PER_PAGE = 200  # a page of an 8,000-row step: 200 small reads, well under 0.1 s

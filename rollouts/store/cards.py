@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .reading import CARD_KEYS, METRICS, Metric, StepMetrics, _number, noise
+from .reading import CARD_KEYS, METRICS, Metric, StepMetrics, as_number, noise
 
 SPARK_POINTS = 30  # steps drawn in a metric card's trend line
 CARD_RECENT = 10  # the steps before the latest whose trend and noise judge its change
@@ -17,14 +17,14 @@ RELATIVE_FLOOR = 0.02
 ABNORMAL_NOISE = 3.0  # a change beyond this many times the recent noise is highlighted
 
 
-def cards(points: Sequence[StepMetrics]) -> list[dict[str, Any]]:
+def metric_cards(points: Sequence[StepMetrics]) -> list[dict[str, Any]]:
     """The metric cards of CARD_KEYS (see `card`)."""
     by_key = {m.key: m for m in METRICS}
-    found = (card(points, by_key[key]) for key in CARD_KEYS)
+    found = (metric_card(points, by_key[key]) for key in CARD_KEYS)
     return [c for c in found if c is not None]
 
 
-def card(points: Sequence[StepMetrics], metric: Metric) -> dict[str, Any] | None:
+def metric_card(points: Sequence[StepMetrics], metric: Metric) -> dict[str, Any] | None:
     """One metric card: latest value, change since the previous step, a trend line, and a
     highlight when the change departs from the recent trend, the wrong way, by more than
     ABNORMAL_NOISE times the recent point-to-point noise (and the metric's floor)."""
@@ -76,7 +76,7 @@ def _last_finite(points: Sequence[StepMetrics], key: str, count: int) -> list[tu
     end, so a card costs the same for 50 points as for 5,000."""
     found: list[tuple[int, float]] = []
     for p in reversed(points):
-        if math.isfinite(v := _number(p.metrics.get(key))):
+        if math.isfinite(v := as_number(p.metrics.get(key))):
             found.append((p.step, v))
             if len(found) == count:
                 break

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .columns import Columns
-from .diskcache import DiskCache, protect
-from .diskentry import restore_index
+from .disk import DiskCache, protect, restore_index
 from .errors import NotFound, StoreError, Unavailable
 from .files import KNOWN_BUCKETS, STEP_FILE, FileIdentity, StepFile, directory_version
 from .index import StepIndex

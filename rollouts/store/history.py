@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import Catalog
-from .diskcache import DiskCache, served_roots
+from .disk import DiskCache, served_roots
 from .errors import StoreError, unreadable
 from .files import FileIdentity, StepFile, step_name
 from .index import StepIndex
@@ -69,7 +69,7 @@ class Snapshot:
 
 
 class History:
-    """One bucket's points. The web keeps one per bucket of each catalog (`rollouts.runs`)."""
+    """One bucket's points. The web keeps one per bucket of each catalog (`rollouts.web.runs`)."""
 
     def __init__(self, catalog: Catalog, bucket: str, processes: int = 1) -> None:
         self.catalog = catalog

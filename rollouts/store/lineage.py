@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any, overload
 
 from .catalog import Catalog
+from .disk import PromptColumns, prompt_columns_of
 from .errors import StoreError, unreadable
 from .files import FileIdentity, StepFile
 from .index import StepIndex
-from .promptentry import PromptColumns, prompt_columns_of
 from .stats import step_stats
 
 _ID_BYTES = array("Q").itemsize

@@ -118,7 +118,7 @@ def noise(values: Sequence[float]) -> float:
     return math.sqrt(math.fsum((d - mean) ** 2 for d in diffs) / len(diffs)) / math.sqrt(2)
 
 
-def reading(
+def trend_reading(
     rewards: Sequence[float],
     truncation: Sequence[float] = (),
     zero_signal: Sequence[float] = (),
@@ -283,18 +283,19 @@ def update_rules(
 
 def series(points: Sequence[StepMetrics], key: str) -> list[float]:
     """One metric over the points, NaN where a step lacks it."""
-    return [_number(p.metrics.get(key)) for p in points]
+    return [as_number(p.metrics.get(key)) for p in points]
 
 
 def convergence(points: Sequence[StepMetrics]) -> dict[str, Any]:
-    return reading(
+    return trend_reading(
         series(points, "reward_mean"),
         truncation=series(points, "truncation_rate"),
         zero_signal=series(points, "zero_signal_share"),
     )
 
 
-def _number(value: Any) -> float:
+def as_number(value: Any) -> float:
+    """A metric as a float: NaN for a missing or non-numeric value (a gap in its curve)."""
     return float(value) if isinstance(value, int | float) else math.nan
 
 

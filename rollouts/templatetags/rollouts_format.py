@@ -9,7 +9,7 @@ from typing import Any
 
 from django import template
 
-from rollouts.presentation.formatting import format_number, format_share, format_stat
+from rollouts.presentation import format_number, format_share, format_stat
 
 register = template.Library()
 

@@ -18,9 +18,7 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from rollouts.presentation.blocks import Block
-from rollouts.presentation.render import Rendered
-from rollouts.presentation.sample import InfoRow
+from rollouts.presentation import Block, InfoRow, Rendered
 
 register = template.Library()
 

@@ -17,8 +17,7 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from rollouts.presentation.formatting import format_number
-from rollouts.presentation.tokens import StripCell, Token
+from rollouts.presentation import StripCell, Token, format_number
 
 register = template.Library()
 

@@ -14,13 +14,19 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..store import reading as shared
-from ..store.cards import card as metric_card
+from ..store import (
+    EV_MIN,
+    EV_WINDOW,
+    KL_MAX,
+    Metric,
+    metric_card,
+    series,
+    trend_reading,
+    update_rules,
+)
 
 KL_KEY = "approx_kl"
-KL_MAX = shared.KL_MAX
 EV_KEY = "explained_variance"
-EV_MIN = shared.EV_MIN
 CARD_EXTRA = ("trend", "surprise", "threshold")
 
 
@@ -32,7 +38,7 @@ def latest(points: Sequence[Any], key: str) -> float | None:
     return None
 
 
-def recent(points: Sequence[Any], key: str, count: int = shared.EV_WINDOW) -> list[float]:
+def recent(points: Sequence[Any], key: str, count: int = EV_WINDOW) -> list[float]:
     """The last `count` finite values of `key`, oldest first."""
     values: list[float] = []
     for point in reversed(points):
@@ -48,8 +54,8 @@ def convergence(points: Sequence[Any], main: str) -> dict[str, Any]:
     """The reading of a training run's points (its effective history across resumes): the
     reward's trend against env timesteps, then the KL (from the first point) and the value
     function (over a window of updates) rules."""
-    result = shared.reading(
-        shared.series(points, main),
+    result = trend_reading(
+        series(points, main),
         falling_first=True,
         xs=[p.step for p in points],
         x_unit="env step",
@@ -57,7 +63,7 @@ def convergence(points: Sequence[Any], main: str) -> dict[str, Any]:
     result["thresholds"]["metric"] = main
     if result["reading"] == "waiting":
         result["why"] = f"waiting for the first rollout: no point has {main} yet"
-    return shared.update_rules(result, latest(points, KL_KEY), recent(points, EV_KEY))
+    return update_rules(result, latest(points, KL_KEY), recent(points, EV_KEY))
 
 
 def cards(points: Sequence[Any], spec_metrics: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -67,7 +73,7 @@ def cards(points: Sequence[Any], spec_metrics: Sequence[dict[str, Any]]) -> list
     result = []
     for key in keys:
         info = described.get(key, {"label": key, "unit": "", "direction": 0})
-        metric = shared.Metric(key, info["label"], info["direction"])
+        metric = Metric(key, info["label"], info["direction"])
         card = metric_card(points, metric)
         if card is None:
             continue

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from ..install import install_hint
+
+if TYPE_CHECKING:
+    from ..store import IndexCache
+    from .app import RolloutsApp
 
 INSTALL_HINT = f'the terminal UI needs the "tui" extra: {install_hint("tui")}'
 
@@ -13,3 +20,11 @@ def available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def make_app(data_dir: Path, mask: str, cache: IndexCache) -> RolloutsApp:
+    """The terminal UI on `data_dir` (textual imported only now, so `available()` can be asked
+    without it). Raises OSError when the directory cannot be read."""
+    from .app import RolloutsApp
+
+    return RolloutsApp(data_dir, mask, cache=cache)

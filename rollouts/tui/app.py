@@ -27,7 +27,7 @@ from textual.widgets import (
 )
 from textual.worker import get_current_worker
 
-from ..presentation.sample import present_sample
+from ..presentation import present_sample
 from ..store import IndexCache, StepIndex, StoreError
 from .find import FindBar
 from .history import History, PromptHistory, prompt_history

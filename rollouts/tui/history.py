@@ -17,10 +17,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from ..presentation.formatting import format_number
-from ..store import Catalog
-from ..store.lineage import Appearance, find_prompt
-from ..store.promptid import NO_PROMPT, format_prompt_id, prompt_id_of_value
+from ..presentation import format_number
+from ..store import (
+    NO_PROMPT,
+    Appearance,
+    Catalog,
+    find_prompt,
+    format_prompt_id,
+    prompt_id_of_value,
+)
 
 
 @dataclass(frozen=True, slots=True)

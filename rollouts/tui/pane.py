@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ..presentation.sample import PresentedSample
+from ..presentation import PresentedSample
 from .find import find_matches, highlight, rows_above
 from .text import sample_table, sample_text
 

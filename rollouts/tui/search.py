@@ -20,8 +20,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from ..store import Catalog, StoreError
-from ..store.search import Budget, Cursor, SearchResult, search
-from ..store.searchquery import Query
+from ..store.search import Budget, Cursor, Query, SearchResult, search
 
 HIT_LIMIT = 500  # hits listed (counting goes on for the status line)
 SLICE_SECONDS = 0.25  # each slice, so the list fills in and Escape is heard

@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..presentation.formatting import format_bytes
-from ..presentation.render import compile_mask
+from ..presentation import compile_mask, format_bytes
 from ..store import (
     EVERYTHING,
     Catalog,

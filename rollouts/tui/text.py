@@ -11,8 +11,7 @@ from collections.abc import Collection
 from rich.table import Table
 from rich.text import Text
 
-from ..presentation.render import Block, Rendered
-from ..presentation.sample import Node, PresentedSample, Section
+from ..presentation import Block, Node, PresentedSample, Rendered, Section
 
 ROLE_STYLES = {
     "system": "bold bright_black",

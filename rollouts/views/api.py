@@ -14,12 +14,27 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHt
 from django.views.decorators.csrf import csrf_exempt
 
 from ..conf import conf
-from ..query import int_param, selection_of
-from ..runs import get_catalog, index_cache
-from ..store import BadRequest, StepIndex, UnreadableLine, line_as_json, step_name
-from ..store.memory import PAGE_RELEASE_BYTES, release_freed_memory
+from ..store import (
+    PAGE_RELEASE_BYTES,
+    BadRequest,
+    StepIndex,
+    UnreadableLine,
+    line_as_json,
+    release_freed_memory,
+    step_name,
+)
+from ..web import (
+    JSON_TYPE,
+    error_response,
+    get_catalog,
+    index_cache,
+    int_param,
+    json_response,
+    selection_of,
+    stream_object,
+    with_raw,
+)
 from .decorators import api, is_same_origin
-from .responses import JSON_TYPE, error_response, json_response, stream_object, with_raw
 from .samples import INLINE_COLUMNS_BYTES, ordering_of
 
 

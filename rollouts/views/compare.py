@@ -17,17 +17,31 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from ..links import app_url, step_url
-from ..presentation.pair import pair, side
-from ..presentation.worddiff import WORDS_COMPARED
-from ..runs import catalog_of, current_run, data_dir_of, get_catalog
-from ..store import BadRequest, Catalog, Columns, NotFound, StepIndex, step_filename
-from ..store.compare import SOLVED_ABOVE, compare_steps, first_row_of
-from ..store.previews import prompt_previews
-from ..store.promptid import parse_prompt_id
+from ..presentation import WORDS_COMPARED, paired, side
+from ..store import (
+    SOLVED_ABOVE,
+    BadRequest,
+    Catalog,
+    Columns,
+    NotFound,
+    StepIndex,
+    compare_steps,
+    first_row_of,
+    parse_prompt_id,
+    prompt_previews,
+    step_filename,
+)
+from ..web import (
+    app_url,
+    catalog_of,
+    current_run,
+    data_dir_of,
+    get_catalog,
+    json_response,
+    step_url,
+)
 from .decorators import api, page
 from .header import header_context
-from .responses import json_response
 
 FLIPPED_LISTED = 500  # flipped prompts in one answer (`flipped_total` counts them all)
 _STEP_DIGITS = 18
@@ -162,7 +176,7 @@ def _pair(a: Side, b: Side, chosen: dict[str, Any]) -> dict[str, Any]:
         values = s.index.read(position).decoded.values()
         title = f"step {s.label()}, line {chosen[key]['line']}"
         sides.append(side(title, chosen[key]["url"], values))
-    return pair(*sides)
+    return paired(*sides)
 
 
 @api("GET", "HEAD")

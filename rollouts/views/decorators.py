@@ -20,13 +20,20 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpRespons
 from django.template.response import TemplateResponse
 from django.utils.cache import patch_vary_headers
 
-from ..access import DENIED_MESSAGE, denied_page, is_allowed
-from ..links import sample_url, step_url
-from ..runs import bind_run, get_catalog
-from ..store import StoreError, UnreadableLine
-from ..store.files import step_filename
+from ..store import StoreError, UnreadableLine, step_filename
+from ..web import (
+    DENIED_MESSAGE,
+    bind_run,
+    denied_page,
+    error_response,
+    get_catalog,
+    is_allowed,
+    sample_url,
+    status_of,
+    step_url,
+    strip_head_body,
+)
 from .header import header_context
-from .responses import error_response, status_of, strip_head_body
 
 logger = logging.getLogger("rollouts")
 

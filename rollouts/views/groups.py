@@ -10,14 +10,18 @@ from urllib.parse import urlencode
 from django.http import HttpRequest
 
 from ..conf import conf
-from ..links import app_url, url_maker
-from ..presentation.group import SORTS, member_row, shared_label, sort_rows, summarize_rows
-from ..presentation.render import compile_mask
-from ..presentation.sample import present_sample
-from ..presentation.worddiff import word_diff
-from ..query import int_param
-from ..store import BadRequest, Catalog, NotFound, StepIndex, step_name
-from ..store.stats import group_rows, group_summary
+from ..presentation import (
+    SORTS,
+    compile_mask,
+    member_row,
+    present_sample,
+    shared_label,
+    sort_rows,
+    summarize_rows,
+    word_diff,
+)
+from ..store import BadRequest, Catalog, NotFound, StepIndex, group_rows, group_summary, step_name
+from ..web import app_url, int_param, url_maker
 
 GROUP_MAX_SAMPLES = 64  # members read and listed; a bigger group says how many it leaves out
 _NO_POSITION = -1

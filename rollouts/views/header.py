@@ -9,9 +9,8 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from ..conf import conf
-from ..links import app_url, step_entries, step_url
-from ..runs import current_run
 from ..store import Catalog, StepFile
+from ..web import app_url, current_run, step_entries, step_url
 
 
 def header_context(

@@ -22,25 +22,31 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
 
 from ..conf import conf
-from ..links import app_url, sample_url
-from ..presentation.pair import pair, side
-from ..presentation.render import compile_mask
-from ..presentation.sample import present_sample
-from ..presentation.table import page_numbers, page_window
-from ..presentation.worddiff import WORDS_COMPARED
-from ..query import int_param
-from ..runs import get_catalog
-from ..store import BadRequest, Catalog, NotFound, step_filename
-from ..store.lineage import Appearance, Appearances, locate_prompt
-from ..store.promptid import (
+from ..presentation import (
+    WORDS_COMPARED,
+    compile_mask,
+    page_numbers,
+    page_window,
+    paired,
+    present_sample,
+    side,
+)
+from ..store import (
     NO_PROMPT,
+    Appearance,
+    Appearances,
+    BadRequest,
+    Catalog,
+    NotFound,
     format_prompt_id,
+    locate_prompt,
     parse_prompt_id,
     prompt_id_of_value,
+    step_filename,
 )
+from ..web import app_url, get_catalog, int_param, json_response, sample_url
 from .decorators import api, page
 from .header import header_context
-from .responses import json_response
 
 PROMPT_PAGE_SIZE = 200  # appearances a page lists by default (a link each: ~40 kB of page)
 _MAX_PAGE = 10**9
@@ -196,7 +202,7 @@ def prompt_page(request: HttpRequest, bucket: str, prompt_id: str) -> HttpRespon
         for a in chosen.values():
             url = sample_url(request, bucket, a.name, a.position)
             sides.append(side(f"step {a.name}, line {a.line}", url, _read(catalog, bucket, a)))
-        compared = pair(*sides)
+        compared = paired(*sides)
     presented = present_sample({"prompt": data["prompt"]}, compile_mask(conf.MASK_STR))
     keep = {name: request.GET.get(name, "") for name in ("a", "b")}
     page_url = page_url_maker(request, "prompt", bucket, prompt_id, listing.size, **keep)

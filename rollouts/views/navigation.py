@@ -9,10 +9,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 
 from ..conf import conf
-from ..links import step_url
-from ..query import query_suffix, selection_of
-from ..runs import current_run, get_catalog
 from ..store import NotFound, StoreError
+from ..web import current_run, get_catalog, query_suffix, selection_of, step_url
 from .decorators import page, render_sample_page
 from .header import header_context
 from .runpicker import run_picker

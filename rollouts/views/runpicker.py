@@ -14,10 +14,9 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from ..conf import conf
-from ..presentation.spark import spark_path
-from ..runs import catalog_of, history_of
-from ..store import StoreError
-from ..store.reading import convergence, series
+from ..presentation import spark_path
+from ..store import StoreError, convergence, series
+from ..web import catalog_of, history_of
 
 SPARK_STEPS = 30  # the last steps a run's sparkline draws
 # Sort keys: a run's value to sort by (a run without one sorts last either way).

@@ -10,11 +10,9 @@ from typing import Any
 from django.http import HttpRequest
 
 from ..conf import conf
-from ..links import app_url
-from ..presentation.tokens import LOGPROBS_KEY, TokenView, token_view
-from ..query import query_suffix
+from ..presentation import LOGPROBS_KEY, TokenView, token_view
 from ..store import Selection
-from ..tokenizer import tokenizer_state
+from ..web import app_url, query_suffix, tokenizer_state
 from .lineage import prompt_link
 from .search_nav import search_navigation
 

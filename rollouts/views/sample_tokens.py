@@ -7,8 +7,8 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from ..runs import get_catalog
 from ..store import UnreadableLine, step_filename
+from ..web import get_catalog
 from .decorators import FRAGMENT_HEADER, page, render_sample_page
 from .sample_extras import card_view
 from .samples import sample_context

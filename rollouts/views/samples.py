@@ -15,12 +15,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 
 from ..conf import conf
-from ..links import app_url, sample_url, step_url
-from ..presentation.render import compile_mask
-from ..presentation.sample import present_sample, sample_identity
-from ..presentation.verdict import reward_scale
-from ..query import query_suffix, selection_of
-from ..runs import get_catalog
+from ..presentation import compile_mask, present_sample, reward_scale, sample_identity
 from ..store import (
     CATEGORICAL_KEYS,
     BadRequest,
@@ -33,9 +28,19 @@ from ..store import (
     rank_of,
     step_filename,
 )
+from ..web import (
+    JSON_TYPE,
+    app_url,
+    get_catalog,
+    json_response,
+    query_suffix,
+    sample_url,
+    selection_of,
+    step_url,
+    with_raw,
+)
 from .decorators import Redirect, api, page, render_sample_page
 from .header import header_context
-from .responses import JSON_TYPE, json_response, with_raw
 from .sample_extras import sample_extras
 
 # Steps up to this size get their columns before the first page (well under 0.1 s), so small
@@ -107,7 +112,7 @@ def sample_context(
             context["empty"] = f"Step {step} has no samples yet."
         else:
             context["error"] = f"No line of step {step} could be read."
-        context["choices"] = _choices(index, None, selection)
+        context["choices"] = choices_of(index, None, selection)
         return context, HTTPStatus.OK
 
     if position is None:
@@ -178,7 +183,7 @@ def sample_context(
         context["group_index"] = group
         group_url = app_url(request, "group", bucket=bucket, step=step, group=group)
         context["group_url"] = f"{group_url}?from={position}"  # the group page marks this one
-    context["choices"] = _choices(index, values, selection)
+    context["choices"] = choices_of(index, values, selection)
     context.update(sample_extras(request, bucket, step, position, selection, values))
     return context, HTTPStatus.OK
 
@@ -188,11 +193,11 @@ def _unreadable(
 ) -> tuple[dict[str, Any], int]:
     context["error"] = f"Line {line} of step {context['step']} could not be read: {reason}"
     context["error_line"] = line
-    context["choices"] = _choices(index, None, selection)
+    context["choices"] = choices_of(index, None, selection)
     return context, HTTPStatus.UNPROCESSABLE_ENTITY
 
 
-def _choices(index: StepIndex, sample: dict[str, Any] | None, selection: Selection) -> dict:
+def choices_of(index: StepIndex, sample: dict[str, Any] | None, selection: Selection) -> dict:
     """Sort columns and filter values for the controls.
 
     Before the column pass has finished, the shown sample's own numeric fields stand in, so the

@@ -15,13 +15,10 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponseBase
 
-from ..query import int_param
-from ..runs import current_run, get_catalog
-from ..scalars import absent_source, store_for
 from ..store import Unavailable
 from ..store.scalars import INSTALL_HINT
+from ..web import absent_source, current_run, get_catalog, int_param, json_response, store_for
 from .decorators import api
-from .responses import json_response
 from .trends import STEP_MAX
 
 MAX_TAGS_PARAM = 1000  # tags one request may name

@@ -14,23 +14,21 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
 
 from ..conf import conf
-from ..links import app_url, url_maker
-from ..query import int_param
-from ..runs import get_catalog
 from ..store import BadRequest
 from ..store.search import (
     DEFAULT_LIMIT,
+    FIELD_CHOICES,
     MAX_LIMIT,
     Budget,
     Cursor,
+    Query,
     SearchResult,
     StepRange,
     search,
 )
-from ..store.searchquery import FIELD_CHOICES, Query
+from ..web import app_url, get_catalog, int_param, json_response, url_maker
 from .decorators import api, page
 from .header import header_context
-from .responses import json_response
 
 MAX_LINES = 10**9
 

@@ -13,10 +13,9 @@ from urllib.parse import urlencode
 from django.http import HttpRequest
 
 from ..conf import conf
-from ..links import app_url, sample_url
-from ..runs import get_catalog
 from ..store import BadRequest
 from ..store.search import Budget, Hit, StepRange, adjacent_match, match_spans
+from ..web import app_url, get_catalog, sample_url
 from .search import query_of, search_params
 
 

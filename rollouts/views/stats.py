@@ -8,17 +8,13 @@ import math
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
 
-from ..links import app_url, step_url, url_maker
-from ..presentation.charts import histogram_bars, scatter
-from ..presentation.formatting import format_bytes
-from ..presentation.worddiff import WORDS_COMPARED
-from ..runs import get_catalog
+from ..presentation import WORDS_COMPARED, format_bytes, histogram_bars, scatter
 from ..store import Columns, StepIndex, step_filename, step_name
-from ..store.stats import group_table as step_group_table
+from ..store import group_table as step_group_table
+from ..web import app_url, get_catalog, json_response, step_url, url_maker
 from .decorators import api, page
 from .groups import group_table
 from .header import header_context
-from .responses import json_response
 
 GROUPS_LISTED = 500  # rows of the group table on a step's page
 HISTOGRAMS = (("reward", "Reward"), ("response_length", "Response length"))

@@ -11,8 +11,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
 
 from ..conf import conf
-from ..links import app_url, step_url, url_maker
-from ..presentation.table import (
+from ..presentation import (
     COLUMNS,
     ROWS_PER_PAGE,
     next_order,
@@ -21,14 +20,20 @@ from ..presentation.table import (
     sort_column,
     table_row,
 )
-from ..query import int_param, query_suffix, selection_of
-from ..runs import get_catalog
-from ..store import rank_of, step_filename, step_name
-from ..store.previews import response_previews
+from ..store import rank_of, response_previews, step_filename, step_name
+from ..web import (
+    app_url,
+    get_catalog,
+    int_param,
+    json_response,
+    query_suffix,
+    selection_of,
+    step_url,
+    url_maker,
+)
 from .decorators import api, page
 from .header import header_context
-from .responses import json_response
-from .samples import _choices
+from .samples import choices_of
 
 _NOWHERE = -1
 _MAX_POSITION = 2**62
@@ -118,7 +123,7 @@ def table_context(request: HttpRequest, bucket: str, step: str) -> dict[str, Any
             {"page": n, "url": page_url(n) if n is not None else None}
             for n in page_numbers(current, pages)
         ],
-        "choices": _choices(index, None, selection),
+        "choices": choices_of(index, None, selection),
         "query": selection,
     }
 

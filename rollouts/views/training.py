@@ -16,17 +16,22 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from ..conf import conf
-from ..query import int_param
-from ..runs import catalog_of
 from ..store import BadRequest, StoreError
-from ..training.episodes import EPISODE_ROWS, MAX_ROWS
-from ..training.job import BackendUnavailable, JobError
-from ..training.manager import HostedElsewhere, Manager, ValidationFailed, manager_for
-from ..training.preview import preview_snapshot
-from ..training.snapshot import PREVIEWS
-from ..training.spec import SpecError
+from ..training import (
+    EPISODE_ROWS,
+    MAX_ROWS,
+    PREVIEWS,
+    BackendUnavailable,
+    HostedElsewhere,
+    JobError,
+    Manager,
+    SpecError,
+    ValidationFailed,
+    manager_for,
+    preview_snapshot,
+)
+from ..web import catalog_of, error_response, int_param, json_response
 from .decorators import api, is_same_origin
-from .responses import error_response, json_response
 
 TrainView = Callable[[HttpRequest, Manager], HttpResponseBase]
 MAX_BODY = 64 * 1024  # bytes

@@ -12,10 +12,9 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from ..access import denied_page
 from ..conf import conf
 from ..store import NotFound
-from ..templatetags.rollouts_training import may_train, training_hosted
+from ..web import denied_page, may_train, training_hosted
 from .decorators import page
 
 API_ACTIONS = ("schema", "state", "start", "pause", "resume", "stop")

@@ -18,17 +18,25 @@ from django.urls import get_script_prefix, reverse
 from django.utils.safestring import mark_safe
 
 from ..conf import conf
-from ..links import app_url, step_entries, url_maker
-from ..query import int_param
-from ..runs import catalog_of, current_run, get_catalog, history_of
-from ..scalars import store_for, trend_scalars, with_scalars_version, with_update_rules
-from ..store import StoreError, dumps_strict
-from ..store.cards import cards
-from ..store.history import Point, Snapshot
-from ..store.reading import convergence, curves
+from ..store import Point, Snapshot, StoreError, convergence, curves, dumps_strict, metric_cards
+from ..web import (
+    JSON_TYPE,
+    app_url,
+    catalog_of,
+    current_run,
+    get_catalog,
+    history_of,
+    int_param,
+    json_response,
+    step_entries,
+    store_for,
+    trend_scalars,
+    url_maker,
+    with_scalars_version,
+    with_update_rules,
+)
 from .decorators import api, page
 from .header import header_context
-from .responses import JSON_TYPE, json_response
 
 POLL_STEPS_MAX = 1000  # new steps returned by one poll (the rest come with the next)
 STEP_MAX = 2**63  # bounds of the step-number parameters
@@ -164,7 +172,7 @@ def trends_json(
         "step_url": url_maker(request, "step", "step", bucket=bucket)("{step}"),
         "series": curves(keys) + scalars.series,
         "points": [_point_json(p, statuses, scalars.at(p.step)) for p in points if p.step > after],
-        "cards": cards(points),
+        "cards": metric_cards(points),
         "reading": with_update_rules(convergence(points), scalars),
         "cursor": with_scalars_version(cursor_of(points), catalog.root, run),
         "runs": choices,

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from rollouts.access import DENIED_MESSAGE
 from rollouts.demo import write_demo
+from rollouts.web.access import DENIED_MESSAGE
 from tests.support.servers import REPO_ROOT, child_env, free_port
 
 pytestmark = pytest.mark.e2e

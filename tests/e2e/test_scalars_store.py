@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rollouts.store.diskcache import DiskCache
+from rollouts.store.disk.cache import DiskCache
 from rollouts.store.scalars import ScalarStore, TensorBoardDir
 from rollouts.store.scalars.store import CACHE_MIN_BYTES
 from tests.support.events import (

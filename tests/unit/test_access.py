@@ -12,6 +12,7 @@ from django.test import RequestFactory
 
 from rollouts import access
 from rollouts.views import samples
+from rollouts.web import DENIED_MESSAGE
 from tests.support.data import sample
 
 PREFIX = "/portal/rollouts"
@@ -60,7 +61,7 @@ def test_denied_api_request_is_a_json_403(client, settings, path):
         "ok": False,
         "status": 403,
         "error": "Forbidden",
-        "message": access.DENIED_MESSAGE,
+        "message": DENIED_MESSAGE,
     }
 
 
@@ -81,7 +82,7 @@ def test_signed_in_user_without_the_right_gets_a_403_page_not_a_login_loop(setti
     assert isinstance(response, TemplateResponse)
     response.render()
     assert response.status_code == 403
-    assert access.DENIED_MESSAGE in response.content.decode()
+    assert DENIED_MESSAGE in response.content.decode()
     assert "Content-Security-Policy" in response
 
 
@@ -123,7 +124,7 @@ def test_an_unusable_check_denies_everyone_and_is_reported_at_start_up(client, s
     warnings = [w for w in check_settings() if w.id == "rollouts.W007"]
     assert len(warnings) == 1 and "ROLLOUTS_ACCESS" in warnings[0].msg
     api = client.get(PREFIX + "/api/jsonl/subdirs")
-    assert api.status_code == 403 and json.loads(api.content)["message"] == access.DENIED_MESSAGE
+    assert api.status_code == 403 and json.loads(api.content)["message"] == DENIED_MESSAGE
     assert client.get(PREFIX + "/train/0/").status_code == 302  # to sign in, not a 500
 
 

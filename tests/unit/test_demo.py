@@ -432,7 +432,7 @@ def run_stats(runs: dict[str, Path]) -> dict[str, list[dict[str, Any]]]:
 
 def read(stats: list[dict[str, Any]]) -> dict[str, Any]:
     # A step without a numeric reward (the object-reward step) has a mean of None: left out.
-    return reading.reading(
+    return reading.trend_reading(
         [finite(st["reward"]["mean"]) for st in stats],
         truncation=[finite(st["truncation_rate"]) for st in stats],
         zero_signal=[finite(st["groups"]["zero_signal_share"]) for st in stats],

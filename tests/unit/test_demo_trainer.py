@@ -17,7 +17,7 @@ from rollouts.demo_trainer.curves import KL_LIMIT
 from rollouts.demo_trainer.files import RunFiles, atomic_write, load_resume
 from rollouts.demo_trainer.samples import eval_records, mean_reward, train_records
 from rollouts.demo_trainer.table import format_table
-from rollouts.store.reading import reading
+from rollouts.store.reading import trend_reading
 
 
 def test_metrics_are_a_function_of_regime_timesteps_and_seed():
@@ -47,8 +47,8 @@ def test_the_trends_reading_names_the_rising_and_the_plateau_regimes(seed):
     def rewards(regime: str) -> list[float]:
         return [metrics(regime, 16 * i, seed)["ep_rew_mean"] for i in range(1, 21)]
 
-    assert reading(rewards("rising"))["reading"] == "rising"
-    assert reading(rewards("plateau"))["reading"] == "plateau"
+    assert trend_reading(rewards("rising"))["reading"] == "rising"
+    assert trend_reading(rewards("plateau"))["reading"] == "plateau"
 
 
 def test_the_share_of_correct_answers_follows_the_reward():

@@ -20,11 +20,11 @@ import msgspec
 import pytest
 from django.core.cache import caches
 
-from rollouts import runs
 from rollouts.store import Catalog, FileIdentity
-from rollouts.store.diskcache import DiskCache
+from rollouts.store.disk.cache import DiskCache
 from rollouts.store.stats import step_stats
 from rollouts.store.statsshape import validate_stats
+from rollouts.web import runs
 from tests.support.data import sample
 from tests.support.pages import PREFIX
 
@@ -432,7 +432,7 @@ def test_the_help_names_the_real_default_directory(monkeypatch):
     import re
 
     from rollouts.management.commands.visualize import Command
-    from rollouts.store.diskcache import default_directory
+    from rollouts.store.disk.cache import default_directory
 
     parser = Command().create_parser("manage.py", "visualize")
     flag = next(a for a in parser._actions if "--disk-cache" in a.option_strings)

@@ -1,5 +1,5 @@
 """The standalone project's RELAX_* variables (relax_site/environment.py) and the Host names it
-answers to (relax_site/hosts.py): plain functions, so every case is one call."""
+answers to (rollouts/web/hosts.py): plain functions, so every case is one call."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import pytest
 
 from relax_site.environment import LOOPBACK_NAMES, BadVariable, read_environment
-from relax_site.hosts import refusal
+from rollouts.web.hosts import refusal
 
 NUMBERS = ["RELAX_CACHE_MEMORY_MB", "RELAX_CACHE_ENTRIES", "RELAX_POLL_MS",
            "RELAX_INDEX_PROCESSES", "RELAX_WORKERS", "RELAX_THREADS"]  # fmt: skip

@@ -18,7 +18,7 @@ import pytest
 from django.core.cache import caches
 
 from rollouts.store.errors import ForbiddenFile, NotFound, UnreadableFile, unreadable
-from rollouts.views.responses import status_of
+from rollouts.web.responses import status_of
 from tests.support.data import sample
 from tests.support.pages import PREFIX
 

@@ -15,7 +15,7 @@ from django.test import RequestFactory
 from django.urls import resolve
 
 from relax_site.middleware import HeadMiddleware
-from rollouts.views.responses import strip_head_body
+from rollouts.web.responses import strip_head_body
 from tests.support.data import sample
 
 PREFIX = "/portal/rollouts"

@@ -19,8 +19,8 @@ from rollouts.store import (
     find_runs,
     history,
 )
-from rollouts.store.cards import cards
-from rollouts.store.diskcache import DiskCache, default_directory
+from rollouts.store.cards import metric_cards
+from rollouts.store.disk.cache import DiskCache, default_directory
 from rollouts.store.history import History
 from rollouts.store.reading import convergence, metrics_of, series
 from rollouts.store.stats import group_rows, group_table, step_stats
@@ -233,32 +233,32 @@ def test_default_directory_follows_xdg_cache_home(monkeypatch, tmp_path):
 
 
 def test_cards_give_latest_delta_and_flag_a_drop_beyond_the_noise():
-    class P:  # the two fields cards() reads
+    class P:  # the two fields metric_cards() reads
         def __init__(self, step: int, reward: float) -> None:
             self.step, self.metrics = step, {"reward_mean": reward}
 
     steady = [P(i, 0.5 + 0.01 * (i % 2)) for i in range(12)]  # noise about 0.01
-    card = cards(steady)[0]
+    card = metric_cards(steady)[0]
     assert card["key"] == "reward_mean" and card["latest"] == 0.51
     assert card["delta"] == pytest.approx(0.01) and not card["abnormal"]
     assert [s["step"] for s in card["spark"]] == list(range(12))
     dropped = [*steady, P(12, 0.3)]
-    card = cards(dropped)[0]
+    card = metric_cards(dropped)[0]
     assert card["abnormal"] and card["delta"] == pytest.approx(0.3 - 0.51)
     assert "noise" in card["why"]
     rose = [*steady, P(12, 0.9)]  # a jump the good way is not abnormal
-    assert not cards(rose)[0]["abnormal"]
+    assert not metric_cards(rose)[0]["abnormal"]
     # A steady climb of a neutral metric is not a jump, however large each step is.
     climbing = [P(i, 0.5 + 0.01 * (i % 2)) for i in range(12)]
     for point in climbing:
         point.metrics["response_length_mean"] = 400.0 + 60 * point.step + 5 * (point.step % 2)
-    lengths = next(c for c in cards(climbing) if c["key"] == "response_length_mean")
+    lengths = next(c for c in metric_cards(climbing) if c["key"] == "response_length_mean")
     # Steps 10 -> 11: 1000 -> 1065; the trend over the 10 steps before (1..10): 465 -> 1000.
     assert lengths["delta"] == pytest.approx(65)
     assert lengths["trend"] == pytest.approx((1000 - 465) / 9)
     assert not lengths["abnormal"]
     climbing[-1].metrics["response_length_mean"] += 200  # but a jump on top of it is
-    assert next(c for c in cards(climbing) if c["key"] == "response_length_mean")["abnormal"]
+    assert next(c for c in metric_cards(climbing) if c["key"] == "response_length_mean")["abnormal"]
 
 
 def test_convergence_reads_the_mean_reward_curve():

@@ -14,8 +14,8 @@ import rollouts.tui
 from rollouts.demo.cli import NO_SCALARS
 from rollouts.install import install_hint, is_checkout
 from rollouts.store.scalars.support import INSTALL_HINT as SCALARS_HINT
-from rollouts.tokenizer import INSTALL_TOKENS
 from rollouts.training.backends import INSTALL_RAY
+from rollouts.web.tokenizer import INSTALL_TOKENS
 from tests.support.servers import REPO_ROOT
 
 EXTRAS = ("tui", "ray", "tokens", "tensorboard")  # the ones the viewer's messages name

@@ -16,11 +16,11 @@ import pytest
 from rollouts.store import Catalog, Columns, decode_line
 from rollouts.store import lineage as lineage_module
 from rollouts.store.compare import compare_steps
-from rollouts.store.diskcache import DiskCache
-from rollouts.store.diskentry import decode_entry
+from rollouts.store.disk.cache import DiskCache
+from rollouts.store.disk.entry import decode_entry
+from rollouts.store.disk.prompts import decode_prompt_columns
 from rollouts.store.files import FileIdentity
 from rollouts.store.lineage import find_prompt
-from rollouts.store.promptentry import decode_prompt_columns
 from rollouts.store.promptid import format_prompt_id, parse_prompt_id, prompt_id_of_value
 
 CJK = '问题: what is 2+2?\n"quoted" \\ back'

@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.test import RequestFactory
 from django.urls import set_script_prefix, set_urlconf
 
-from rollouts.links import app_url
-from rollouts.runs import bind_run
+from rollouts.web.links import app_url
+from rollouts.web.runs import bind_run
 
 
 def request(run: str | None = None):

@@ -14,7 +14,7 @@ import pytest
 from django.core.cache import caches
 
 from rollouts.presentation.spark import spark_path
-from rollouts.store.cards import cards
+from rollouts.store.cards import metric_cards
 from tests.support.data import relax_line, sample
 from tests.support.wait import wait_for
 
@@ -111,7 +111,7 @@ def test_cards_carry_the_direction_that_colours_their_change():
             self.step, self.metrics = step, metrics
 
     points = [P(s, {"reward_mean": s / 10, "response_length_mean": 100.0 + s}) for s in range(5)]
-    directions = {c["key"]: c["direction"] for c in cards(points)}
+    directions = {c["key"]: c["direction"] for c in metric_cards(points)}
     assert directions == {"reward_mean": 1, "response_length_mean": 0}
 
 

@@ -14,10 +14,10 @@ import pytest
 from relax_site.environment import read_environment
 from rollouts.checks import check_settings
 from rollouts.install import install_hint
-from rollouts.scalars import configured_dir, kind_of
 from rollouts.store.scalars import event_files, find_tensorboard, support
 from rollouts.training.spec import SpecError
 from rollouts.training.specfile import parse_spec
+from rollouts.web.scalars import configured_dir, kind_of
 
 EVENTS = "events.out.tfevents.1.host"
 

@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from rollouts.store import BadRequest, Catalog, searchscan
+from rollouts.store import BadRequest, Catalog
 from rollouts.store.search import (
     Budget,
     Cursor,
@@ -19,7 +19,8 @@ from rollouts.store.search import (
     match_spans,
     search,
 )
-from rollouts.store.searchquery import Query
+from rollouts.store.search import scan as searchscan
+from rollouts.store.search.query import Query
 
 NO_LIMIT = Budget(seconds=None)
 TRICKY = 'He said "stop"\nthen C:\\temp\\new 中文 end'

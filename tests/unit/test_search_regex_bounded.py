@@ -1,5 +1,5 @@
 """User regexes cannot stall the process (issue 26, item 1; and from item 12 a 600-letter
-non-ASCII query and `steps=-0`): patterns run on RE2 (`rollouts.store.regexes`), written in
+non-ASCII query and `steps=-0`): patterns run on RE2 (`rollouts.store.search.regexes`), written in
 Python's syntax and meaning what Python means, refused with a clear 400 where RE2 would need to
 backtrack, and the marks of a sample page found within a time bound.
 
@@ -18,14 +18,12 @@ import time
 import pytest
 from django.core.cache import caches
 
-from rollouts.store import BadRequest, Catalog, searchquery
-from rollouts.store.regexes import (
-    case_forms,
-    compile_literal,
-    compile_regex,
-)
-from rollouts.store.search import MARK_TERMS, StepRange, match_spans, search
-from rollouts.store.searchquery import Query
+from rollouts.store import BadRequest, Catalog
+from rollouts.store.search import StepRange, match_spans, search
+from rollouts.store.search import query as searchquery
+from rollouts.store.search.bucket import MARK_TERMS
+from rollouts.store.search.query import Query
+from rollouts.store.search.regexes import case_forms, compile_literal, compile_regex
 
 CATASTROPHIC = r"^(\w+\s?)+[.!?]$"
 WORDS = "the model answers so we get a result and then "

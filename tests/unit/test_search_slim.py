@@ -1,5 +1,5 @@
 """Search confirms a hit from the line without its token arrays only when that gives exactly what
-decoding the whole line gives (rollouts/store/searchslim.py)."""
+decoding the whole line gives (rollouts/store/search/slim.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from rollouts.store.searchquery import Query
-from rollouts.store.searchslim import MIN_LINE_BYTES, slim_fields
+from rollouts.store.search.query import Query
+from rollouts.store.search.slim import MIN_LINE_BYTES, slim_fields
 
 IDS = list(range(5000))  # ~24 KB of numbers: a line long enough to be cut
 

@@ -17,7 +17,7 @@ import pytest
 from django.core.cache import caches
 
 from rollouts.store import lines
-from rollouts.views.responses import stream_object
+from rollouts.web.responses import stream_object
 from tests.support.data import relax_line, sample
 from tests.support.pages import PREFIX
 

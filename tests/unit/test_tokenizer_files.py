@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from rollouts.tokenizer import load_tokenizer, tokenizer_problem
+from rollouts.web.tokenizer import load_tokenizer, tokenizer_problem
 from tests.support.servers import REPO_ROOT
 from tests.support.tokenizer import train_tokenizer
 
@@ -42,7 +42,7 @@ def in_child(code: str, *args: str) -> Any:
 
 STATE = """
 import json, sys
-from rollouts.tokenizer import tokenizer_problem, tokenizer_state
+from rollouts.web.tokenizer import tokenizer_problem, tokenizer_state
 tokenizer, why = tokenizer_state(sys.argv[1])
 print(json.dumps([tokenizer_problem(sys.argv[1]), tokenizer is None, why]))
 """
@@ -70,7 +70,7 @@ def test_a_tokenizer_that_is_not_a_regular_file_is_refused_at_once(tmp_path, kin
 SWAP = """
 import json, logging, os, sys
 from pathlib import Path
-from rollouts.tokenizer import load_tokenizer
+from rollouts.web.tokenizer import load_tokenizer
 from tests.support.tokenizer import train_tokenizer
 said = []
 logging.getLogger("rollouts").addHandler(logging.Handler())

@@ -15,7 +15,7 @@ from rollouts.presentation.tokens import (
     bucket_of,
     token_view,
 )
-from rollouts.tokenizer import load_tokenizer
+from rollouts.web.tokenizer import load_tokenizer
 from tests.support.tokenizer import encode, train_tokenizer
 
 IDS, LPS, MASK = (

@@ -9,9 +9,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from rollouts.runs import data_dir_of
 from rollouts.training.manager import forget_managers
 from rollouts.training.specfile import load_spec
+from rollouts.web.runs import data_dir_of
 from tests.support.servers import REPO_ROOT
 
 PREFIX = "/portal/rollouts/api/train"

@@ -7,7 +7,7 @@ import json
 import math
 import random
 
-from rollouts.store.cards import CARD_RECENT, SPARK_POINTS, card
+from rollouts.store.cards import CARD_RECENT, SPARK_POINTS, metric_card
 from rollouts.store.reading import Metric
 from rollouts.training.progress import Point, Progress
 from rollouts.training.snapshot import progress_part
@@ -39,15 +39,15 @@ def finite_tail(pts: list[Point], count: int) -> list[Point]:
 def test_a_card_of_5000_points_is_the_card_of_its_last_values():
     metric = Metric("reward", "Reward", +1)
     every = points(5000)
-    whole = card(every, metric)
+    whole = metric_card(every, metric)
     assert whole is not None and len(whole["spark"]) == SPARK_POINTS
-    assert whole == card(finite_tail(every, max(SPARK_POINTS, CARD_RECENT + 1)), metric)
+    assert whole == metric_card(finite_tail(every, max(SPARK_POINTS, CARD_RECENT + 1)), metric)
     assert whole["latest"] == 9.0 and whole["abnormal"] is False  # up is the good way
-    falling = card(every, Metric("reward", "Reward", -1))
+    falling = metric_card(every, Metric("reward", "Reward", -1))
     assert falling is not None and falling["abnormal"] is True  # down was the good way
-    assert card(every, Metric("absent", "Absent", 0)) is None
+    assert metric_card(every, Metric("absent", "Absent", 0)) is None
     few = points(2)
-    small = card(few, metric)
+    small = metric_card(few, metric)
     assert small is not None and small["spark"] == [
         {"step": p.timesteps, "value": p.metrics["reward"]} for p in few if "reward" in p.metrics
     ]

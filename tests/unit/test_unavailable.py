@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from django.core.cache import caches
 
-from rollouts.runs import catalog_of
 from rollouts.store import Catalog, Unavailable
+from rollouts.web.runs import catalog_of
 from tests.support.data import sample
 from tests.support.pages import PREFIX
 

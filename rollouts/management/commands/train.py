@@ -18,23 +18,24 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from rollouts.conf import DEFAULT_CACHE_ENTRIES, DEFAULT_CACHE_MEMORY_MB, normalize_base_path
 from rollouts.management.serving import apply_settings, listen
+from rollouts.training import (
+    PREVIEWS,
+    HostedElsewhere,
+    Spec,
+    SpecError,
+    claim_runs,
+    latest_run_dir,
+    load_spec,
+    manager_for,
+    preview_snapshot,
+    stop_leftover,
+)
 from rollouts.training.backends import (
     BACKENDS,
     shown_address,
     unavailable,
     with_backend,
 )
-from rollouts.training.manager import (
-    HostedElsewhere,
-    claim_runs,
-    latest_run_dir,
-    manager_for,
-    stop_leftover,
-)
-from rollouts.training.preview import preview_snapshot
-from rollouts.training.snapshot import PREVIEWS
-from rollouts.training.spec import Spec, SpecError
-from rollouts.training.specfile import load_spec
 
 from . import visualize
 

@@ -21,9 +21,9 @@ from rollouts.conf import (
 )
 from rollouts.management.reading_options import check_reading_options
 from rollouts.management.serving import ANY_ADDRESS, LOOPBACK_HOSTS, apply_settings, listen
-from rollouts.scalars import scalars_state
 from rollouts.store import Catalog, runs_of
-from rollouts.store.diskcache import DEFAULT_DIRECTORY_TEXT, DiskCache
+from rollouts.store.disk import DEFAULT_DIRECTORY_TEXT, DiskCache
+from rollouts.web import scalars_state
 
 # Django's options of every command: still accepted, but left out of --help and the usage line,
 # which then show only the viewer's own flags (`relax-viewer --help` is what users read first).
@@ -173,7 +173,6 @@ class Command(BaseCommand):
         if not tui.available():
             raise CommandError(tui.INSTALL_HINT)
         from rollouts.cache import ByteLimitedCache
-        from rollouts.tui.app import RolloutsApp
 
         mask = options["mask_str"] if options["mask_str"] is not None else conf.MASK_STR
         cache = ByteLimitedCache(
@@ -186,7 +185,7 @@ class Command(BaseCommand):
             },
         )
         try:
-            app = RolloutsApp(data_dir, mask, cache=cache)
+            app = tui.make_app(data_dir, mask, cache)
         except OSError as exc:
             raise CommandError(f"cannot read DATA_DIR {data_dir.name}: {exc.strerror}") from None
         app.run()

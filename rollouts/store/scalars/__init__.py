@@ -6,6 +6,7 @@ it until an event file is read (`support.py` says whether it is there and how to
 
 from .discovery import (
     MAX_EVENT_FILES,
+    TENSORBOARD_DIR_NAME,
     EventListing,
     TensorBoardDir,
     event_files,
@@ -19,6 +20,7 @@ from .support import INSTALL_HINT, tensorboard_available
 __all__ = [
     "INSTALL_HINT",
     "MAX_EVENT_FILES",
+    "TENSORBOARD_DIR_NAME",
     "EventListing",
     "ScalarSnapshot",
     "ScalarStore",

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..diskcache import DiskCache, protect
+from ..disk import DiskCache, protect
 from .decode import Scalar
 from .discovery import MAX_EVENT_FILES, EventListing, TensorBoardDir, list_event_files
 from .entry import KIND, encode_event_file, restore_event_file

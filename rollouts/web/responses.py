@@ -12,9 +12,16 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.template.response import SimpleTemplateResponse
 
-from ..store import BadRequest, NotFound, StoreError, UnreadableLine, dumps_strict
-from ..store.errors import ForbiddenFile, unreadable
-from ..store.jsonio import without_wide_ints
+from ..store import (
+    BadRequest,
+    ForbiddenFile,
+    NotFound,
+    StoreError,
+    UnreadableLine,
+    dumps_strict,
+    unreadable,
+    without_wide_ints,
+)
 
 logger = logging.getLogger("rollouts")
 

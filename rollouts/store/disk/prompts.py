@@ -3,7 +3,7 @@
 Following a prompt through 300 steps must not decode 300 steps' labels and statistics: this
 reads an entry through a struct that declares only the prompt ids, the line table and the few
 columns an appearance shows (msgspec skips the rest undecoded), and checks each part it uses
-the way `diskentry.decode_entry` checks it.
+the way `entry.decode_entry` checks it.
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from dataclasses import dataclass
 
 import msgspec
 
-from .columns import Columns
-from .diskentry import (
-    _CODE_ITEMSIZE,
-    _NUMERIC_ITEMSIZE,
-    _PROMPT_ID_ITEMSIZE,
-    _decoded,
-    _invalid_in_range,
-    _Lines,
+from ..columns import Columns
+from ..files import FileIdentity
+from .format import (
+    CODE_ITEMSIZE,
+    NUMERIC_ITEMSIZE,
+    PROMPT_ID_ITEMSIZE,
+    LineTable,
+    decoded_entry,
+    invalid_in_range,
 )
-from .files import FileIdentity
 
 
 class _PromptEntry(msgspec.Struct, frozen=True):
@@ -31,7 +31,7 @@ class _PromptEntry(msgspec.Struct, frozen=True):
     version: int
     identity: tuple[int, int, int, int]
     rows: int
-    lines: _Lines
+    lines: LineTable
     numeric: dict[str, bytes]
     categorical: dict[str, bytes]
     categories: dict[str, list[str]]
@@ -60,11 +60,11 @@ class PromptColumns:
 def decode_prompt_columns(blob: bytes, identity: FileIdentity) -> PromptColumns | str | None:
     """The prompt columns of an entry, as `decode_entry` says it; every part used is checked
     as `decode_entry` checks it (lengths, codes in range, unreadable lines inside the step)."""
-    entry = _decoded(_prompt_decoder, blob, identity)
+    entry = decoded_entry(_prompt_decoder, blob, identity)
     if entry is None or isinstance(entry, str):
         return entry
     rows = entry.rows
-    if rows < 0 or len(entry.prompt_ids) != rows * _PROMPT_ID_ITEMSIZE:
+    if rows < 0 or len(entry.prompt_ids) != rows * PROMPT_ID_ITEMSIZE:
         return f"its prompt ids do not number {rows}"
     lines = array("q", entry.lines.lines)
     if len(lines) != rows:
@@ -73,7 +73,7 @@ def decode_prompt_columns(blob: bytes, identity: FileIdentity) -> PromptColumns 
     for name in PROMPT_NUMERIC:
         raw = entry.numeric.get(name)
         if raw is not None:
-            if len(raw) != rows * _NUMERIC_ITEMSIZE:
+            if len(raw) != rows * NUMERIC_ITEMSIZE:
                 return f"its {name!r} column does not hold {rows} numbers"
             numeric[name] = array("d", raw)
     categorical, categories = {}, {}
@@ -82,13 +82,13 @@ def decode_prompt_columns(blob: bytes, identity: FileIdentity) -> PromptColumns 
         if raw is None:
             continue
         values = entry.categories.get(name)
-        if values is None or len(raw) != rows * _CODE_ITEMSIZE:
+        if values is None or len(raw) != rows * CODE_ITEMSIZE:
             return f"its {name!r} column does not hold {rows} codes"
         codes = array("i", raw)
         if rows and not (min(codes) >= -1 and max(codes) < len(values)):
             return f"its {name!r} column has codes outside its {len(values)} categories"
         categorical[name], categories[name] = codes, list(values)
-    if not _invalid_in_range(entry.invalid, rows):
+    if not invalid_in_range(entry.invalid, rows):
         return "an unreadable line lies outside the step"
     ids = array("Q", entry.prompt_ids)
     return PromptColumns(

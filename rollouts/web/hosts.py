@@ -1,4 +1,5 @@
-"""Which `Host` names the standalone viewer answers to: the guard against DNS rebinding.
+"""Which `Host` names the viewer answers to: the guard against DNS rebinding (the standalone
+site's MIDDLEWARE has it; a portal may add it too).
 
 A page on evil.example whose name is made to resolve to this machine can make the browser send
 requests here that it then treats as its own origin, reading the rollouts and clearing the
@@ -26,9 +27,9 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.http.request import split_domain_port, validate_host
 
-from rollouts.views.responses import error_response
+from rollouts.web.responses import error_response
 
-logger = logging.getLogger("relax_site.hosts")
+logger = logging.getLogger(__name__)
 
 REFUSED = (
     "this viewer does not answer to the host name in this request; the server's log says"

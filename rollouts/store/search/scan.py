@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from io import BufferedReader
 
-from .errors import StepChanged
-from .index import StepIndex
-from .searchquery import Found, Matcher
+from ..errors import StepChanged
+from ..index import StepIndex
+from .query import Found, Matcher
 
 CHUNK_BYTES = 256 * 1024  # searched at once: fits the CPU's cache, so the search reads it there
 BLOCK_BYTES = 1024 * 1024  # lines decoded at once when every line is a candidate

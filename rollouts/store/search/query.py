@@ -22,10 +22,10 @@ from typing import Any
 
 import msgspec
 
-from .errors import BadRequest
-from .jsonio import LineError, decode_line
+from ..errors import BadRequest
+from ..jsonio import LineError, decode_line
 from .regexes import Pattern, PatternError, Span, case_forms, compile_literal, compile_regex
-from .searchslim import slim_fields
+from .slim import slim_fields
 
 FIELDS = ("prompt", "response", "label")
 # `field=any` looks in these, in this order: a hit names the first that matches (responses are

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .install import install_hint
+from ..install import install_hint
 
 INSTALL_TOKENS = f"install the `tokens` extra: {install_hint('tokens')}"
 _MAX_ID = 2**32 - 1  # the library takes u32 ids; anything else raises OverflowError

@@ -25,11 +25,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .columns import Columns
-from .diskentry import CachedStep, decode_entry, decode_stats, encode_entry
-from .files import FileIdentity
-from .index import StepIndex
-from .promptentry import PromptColumns, decode_prompt_columns
+from ..columns import Columns
+from ..files import FileIdentity
+from ..index import StepIndex
+from .entry import CachedStep, decode_entry, decode_stats, encode_entry
+from .prompts import PromptColumns, decode_prompt_columns
 
 logger = logging.getLogger("rollouts.store")
 

@@ -18,36 +18,26 @@ from typing import Any
 
 import msgspec
 
-from .columns import CATEGORICAL_KEYS, Columns
-from .files import FileIdentity
-from .index import FINGERPRINT_BYTES, StepIndex
-from .statsshape import validate_stats
-
-FORMAT_VERSION = 3  # 2: the line table; 3: prompt ids
-_NUMERIC_ITEMSIZE = array("d").itemsize
-_CODE_ITEMSIZE = array("i").itemsize
-_PROMPT_ID_ITEMSIZE = array("Q").itemsize
-
-
-class _Lines(msgspec.Struct, frozen=True):
-    """`StepIndex`'s line table: what its newline scan found (arrays as raw bytes)."""
-
-    starts: bytes
-    ends: bytes
-    lines: bytes
-    committed: int
-    committed_lines: int
-    tentative_tail: bool
-    partial_tail_bytes: int
-    head_fingerprint: bytes
-    tail_fingerprint: bytes
+from ..columns import CATEGORICAL_KEYS, Columns
+from ..files import FileIdentity
+from ..index import FINGERPRINT_BYTES, StepIndex
+from ..statsshape import validate_stats
+from .format import (
+    CODE_ITEMSIZE,
+    FORMAT_VERSION,
+    NUMERIC_ITEMSIZE,
+    PROMPT_ID_ITEMSIZE,
+    LineTable,
+    decoded_entry,
+    invalid_in_range,
+)
 
 
 class _Entry(msgspec.Struct, frozen=True):
     version: int
     identity: tuple[int, int, int, int]
     rows: int
-    lines: _Lines
+    lines: LineTable
     numeric: dict[str, bytes]
     categorical: dict[str, bytes]
     categories: dict[str, list[str]]
@@ -81,7 +71,7 @@ class CachedStep:
     columns: Columns
     invalid: dict[int, str]
     stats: dict[str, Any]
-    lines: _Lines
+    lines: LineTable
 
 
 def encode_entry(index: StepIndex, columns: Columns, stats: dict[str, Any]) -> bytes:
@@ -120,7 +110,7 @@ def encode_entry(index: StepIndex, columns: Columns, stats: dict[str, Any]) -> b
 
 def decode_entry(blob: bytes, identity: FileIdentity) -> CachedStep | str | None:
     """The step, or None for an entry of another file version, or why the entry is unusable."""
-    entry = _decoded(_entry_decoder, blob, identity)
+    entry = decoded_entry(_entry_decoder, blob, identity)
     if entry is None or isinstance(entry, str):
         return entry
     columns = _columns_of(entry)
@@ -180,10 +170,10 @@ def _ordered(starts: array, ends: array, lines: array, end_limit: int) -> bool:
 
 def decode_stats(blob: bytes, identity: FileIdentity) -> dict[str, Any] | str | None:
     """Just the statistics (what the trends need), as `decode_entry` says it."""
-    head = _decoded(_head_decoder, blob, identity)
+    head = decoded_entry(_head_decoder, blob, identity)
     if head is None or isinstance(head, str):
         return head
-    if not _invalid_in_range(head.invalid, head.rows):
+    if not invalid_in_range(head.invalid, head.rows):
         return "an unreadable line lies outside the step"
     return _stats_of(head.stats, head.rows, head.invalid)
 
@@ -204,7 +194,7 @@ def _columns_of(entry: _Entry) -> Columns | str:
     columns = Columns()
     columns.rows = rows
     for name, raw in entry.numeric.items():
-        if len(raw) != rows * _NUMERIC_ITEMSIZE:
+        if len(raw) != rows * NUMERIC_ITEMSIZE:
             return f"its {name!r} column does not hold {rows} numbers"
         columns.numeric[name] = array("d", raw)
     if set(entry.categorical) != set(entry.categories):
@@ -213,7 +203,7 @@ def _columns_of(entry: _Entry) -> Columns | str:
         values = entry.categories[name]
         if name not in CATEGORICAL_KEYS or len(set(values)) != len(values):
             return f"its {name!r} column is not a column the viewer makes"
-        if len(raw) != rows * _CODE_ITEMSIZE:
+        if len(raw) != rows * CODE_ITEMSIZE:
             return f"its {name!r} column does not hold {rows} codes"
         codes = array("i", raw)
         if rows and not (min(codes) >= -1 and max(codes) < len(values)):
@@ -224,26 +214,10 @@ def _columns_of(entry: _Entry) -> Columns | str:
     if len(entry.labels) != rows:
         return f"it has {len(entry.labels)} labels for {rows} rows"
     columns.labels = list(entry.labels)
-    if len(entry.prompt_ids) != rows * _PROMPT_ID_ITEMSIZE:
+    if len(entry.prompt_ids) != rows * PROMPT_ID_ITEMSIZE:
         return f"its prompt ids do not number {rows}"
     columns.prompt_ids = array("Q", entry.prompt_ids)
     columns.keys = dict.fromkeys(entry.keys)
-    if not _invalid_in_range(entry.invalid, rows):
+    if not invalid_in_range(entry.invalid, rows):
         return "an unreadable line lies outside the step"
     return columns
-
-
-def _invalid_in_range(invalid: dict[int, str], rows: int) -> bool:
-    return all(0 <= position < rows for position in invalid)
-
-
-def _decoded(decoder: msgspec.msgpack.Decoder, blob: bytes, identity: FileIdentity) -> Any:
-    """The decoded entry (or its head), None when it is of another version of the file, or
-    why it does not decode."""
-    try:
-        entry = decoder.decode(blob)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        return f"it does not decode ({exc})"
-    if entry.version != FORMAT_VERSION or entry.identity != identity.as_tuple():
-        return None
-    return entry

@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 from django.http import HttpRequest
 
-from .store import BadRequest, Selection
+from ..store import BadRequest, Selection
 
 
 def selection_of(request: HttpRequest) -> Selection:

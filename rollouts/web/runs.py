@@ -14,13 +14,11 @@ from typing import Any
 from django.core.cache import InvalidCacheBackendError, caches
 from django.http import HttpRequest
 
-from .cache import ByteLimitedCache
-from .conf import conf
-from .store import Catalog, NotFound, Unavailable
-from .store.diskcache import DiskCache
-from .store.history import History
-from .training.manager import HostedElsewhere, manager_for
-from .training.spec import SpecError
+from ..cache import ByteLimitedCache
+from ..conf import conf
+from ..store import Catalog, History, NotFound, Unavailable
+from ..store.disk import DiskCache
+from ..training import HostedElsewhere, SpecError, manager_for
 
 _catalogs: dict[tuple[str, str, str], Catalog] = {}
 _histories: dict[tuple[Catalog, str], History] = {}

@@ -16,9 +16,9 @@ from django.http import HttpRequest
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.translation import get_language
 
-from .presentation.formatting import format_bytes
+from ..presentation import format_bytes
+from ..store import StepFile
 from .runs import current_run
-from .store import StepFile
 
 # Digits, so that it fits every converter a placeholder stands in for (step names, positions).
 _PLACEHOLDER = "9" * 18

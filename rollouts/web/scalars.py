@@ -15,17 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .conf import conf
-from .store.diskcache import DiskCache
-from .store.reading import EV_WINDOW, update_rules
-from .store.scalars import (
+from ..conf import conf
+from ..store import EV_WINDOW, update_rules
+from ..store.disk import DiskCache
+from ..store.scalars import (
     INSTALL_HINT,
+    TENSORBOARD_DIR_NAME,
     ScalarStore,
     find_tensorboard,
     list_event_files,
     tensorboard_available,
 )
-from .store.scalars.discovery import TENSORBOARD_DIR_NAME
 
 PREFIX = "tb."  # a scalar's key among the trends' series: tb.train/kl_loss
 OFF_VALUES = ("", "off", False)

@@ -17,11 +17,11 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .catalog import Catalog
-from .errors import BadRequest, StoreError
-from .files import StepFile
-from .searchquery import Matcher, Query, Snippet, field_texts, snippet_of
-from .searchscan import Budget, Clock, scan_lines
+from ..catalog import Catalog
+from ..errors import BadRequest, StoreError
+from ..files import StepFile
+from .query import Matcher, Query, Snippet, field_texts, snippet_of
+from .scan import Budget, Clock, scan_lines
 
 DEFAULT_BUDGET = Budget()
 MARK_SECONDS = 0.25  # looking for the texts to mark on a sample page stops after this

@@ -1,0 +1,47 @@
+"""What every reader of a disk cache entry shares: the format's version, the arrays' item sizes,
+the line table's struct, and the first checks (the version and the file's identity, unreadable
+lines inside the step). `entry` reads a whole entry, `prompts` only a step's prompt columns."""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any
+
+import msgspec
+
+from ..files import FileIdentity
+
+FORMAT_VERSION = 3  # 2: the line table; 3: prompt ids
+NUMERIC_ITEMSIZE = array("d").itemsize
+CODE_ITEMSIZE = array("i").itemsize
+PROMPT_ID_ITEMSIZE = array("Q").itemsize
+
+
+class LineTable(msgspec.Struct, frozen=True):
+    """`StepIndex`'s line table: what its newline scan found (arrays as raw bytes)."""
+
+    starts: bytes
+    ends: bytes
+    lines: bytes
+    committed: int
+    committed_lines: int
+    tentative_tail: bool
+    partial_tail_bytes: int
+    head_fingerprint: bytes
+    tail_fingerprint: bytes
+
+
+def invalid_in_range(invalid: dict[int, str], rows: int) -> bool:
+    return all(0 <= position < rows for position in invalid)
+
+
+def decoded_entry(decoder: msgspec.msgpack.Decoder, blob: bytes, identity: FileIdentity) -> Any:
+    """The decoded entry (or its head), None when it is of another version of the file, or
+    why it does not decode."""
+    try:
+        entry = decoder.decode(blob)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return f"it does not decode ({exc})"
+    if entry.version != FORMAT_VERSION or entry.identity != identity.as_tuple():
+        return None
+    return entry
