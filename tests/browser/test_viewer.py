@@ -12,11 +12,11 @@ import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.support.browser import (
     Tab,
@@ -482,6 +482,11 @@ def colours(page: Page) -> list[str]:
     )
 
 
+def theme_cookie(page: Page) -> str | None:
+    values = [c["value"] for c in page.context.cookies() if c["name"] == "rv-theme"]
+    return values[0] if values else None
+
+
 def test_dark_theme_choice_survives_a_reload(viewer: ServerProcess, tab: Tab):
     page = tab.page
     page.emulate_media(color_scheme="light")
@@ -493,27 +498,54 @@ def test_dark_theme_choice_survives_a_reload(viewer: ServerProcess, tab: Tab):
 
     page.select_option("select#rv-theme", "dark")
     expect(html).to_have_attribute("data-theme", "dark")
-    assert page.evaluate("() => localStorage.getItem('rv-theme')") == "dark"
-    page.reload()
+    assert theme_cookie(page) == "dark"
+    response = page.reload()
+    assert response is not None
+    # The server renders the choice: the HTML as sent already carries it.
+    assert '<html lang="en" data-theme-choice="dark" data-theme="dark">' in response.text()
     expect(html).to_have_attribute("data-theme", "dark")
-    expect(html).to_have_attribute("data-theme-choice", "dark")
     expect(page.locator("select#rv-theme")).to_have_value("dark")
     assert colours(page) != light, "the dark theme looks the same as the light one"
 
 
-def test_theme_script_runs_before_first_paint(viewer: ServerProcess, tab: Tab):
+@pytest.mark.parametrize(
+    ("cookie", "scheme", "painted"),
+    [("dark", "light", "dark"), ("light", "dark", "light"), (None, "dark", "dark")],
+)
+def test_the_theme_is_painted_without_any_script(
+    viewer: ServerProcess,
+    browser: Browser,
+    cookie: str | None,
+    scheme: Literal["light", "dark"],
+    painted: str,
+):
+    """No script runs before the first paint (none may: every script is a deferred module), so
+    the stylesheet alone must paint the choice the server rendered, and "system" from the
+    colour scheme. With JavaScript off, the page's colours are those of `painted`."""
+    themed = {}
+    for javascript, theme in ((True, "light"), (True, "dark"), (False, None)):
+        context = browser.new_context(java_script_enabled=javascript, color_scheme=scheme)
+        value = theme or cookie
+        if value is not None:
+            context.add_cookies([{"name": "rv-theme", "value": value, "url": viewer.url("/")}])
+        page = context.new_page()
+        page.goto(viewer.url(step_url("train", NAV_STEP)))
+        themed[theme or "no script"] = colours(page)
+        context.close()
+    assert themed["light"] != themed["dark"]
+    assert themed["no script"] == themed[painted]
+
+
+def test_a_choice_stored_by_an_earlier_version_is_carried_over(viewer: ServerProcess, tab: Tab):
+    """Before the cookie, the choice was in localStorage: a reader keeps it after the upgrade."""
     page = tab.page
+    page.emulate_media(color_scheme="light")
     page.goto(viewer.url(step_url("train", NAV_STEP)))
-    scripts = page.evaluate(
-        "() => [...document.scripts].map(s => ({src: s.src, head: s.parentElement === "
-        "document.head, defer: s.defer, async: s.async, type: s.type}))"
-    )
-    theme = [s for s in scripts if urlsplit(s["src"]).path.endswith("/theme.js")]
-    assert len(theme) == 1, scripts
-    assert theme[0]["src"].startswith(viewer.url("/static/"))
-    # Synchronous and in <head>: it sets data-theme before the body is parsed or painted.
-    assert theme[0]["head"] and not theme[0]["defer"] and not theme[0]["async"]
-    assert theme[0]["type"] in ("", "text/javascript"), "a module script is deferred"
+    page.evaluate("() => localStorage.setItem('rv-theme', 'dark')")
+    page.reload()
+    expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+    expect(page.locator("select#rv-theme")).to_have_value("dark")
+    assert theme_cookie(page) == "dark"
 
 
 def test_system_theme_follows_the_color_scheme(viewer: ServerProcess, tab: Tab):

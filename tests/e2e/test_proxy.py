@@ -232,7 +232,7 @@ def test_every_url_on_a_page_carries_the_prefix_and_answers(proxy: Proxy, page: 
 def test_static_files_come_with_their_content_type(proxy: Proxy) -> None:
     page = follow(proxy, f"{PREFIX}/")
     assets = [url for where, url in urls_on(page.body) if where in ("link[href]", "script[src]")]
-    assert {Path(url).name for url in assets} >= {"viewer.css", "viewer.js", "theme.js"}
+    assert {Path(url).name for url in assets} >= {"viewer.css", "viewer.js", "sample.js"}
     for url in assets:
         resp = get(proxy, url)
         assert resp.status == 200, url

@@ -543,9 +543,9 @@ def test_base_path_index_links_and_stylesheet_carry_the_prefix_and_resolve(
         steps = step_files(demo_dir / bucket)
         assert page.step_options == [f"{prefix}/{bucket}/{s.stem}/" for s in steps]
         assert page.stylesheets == [f"{prefix}/static/rollouts/{n}" for n in STYLESHEETS]
-        # The theme before the first paint, then the page's entry module: its imports are
-        # relative to it, so they carry the prefix too (and its preloads are links, below).
-        names = ["theme.js", "pages/sample.js"]
+        # The page's entry module: its imports are relative to it, so they carry the prefix
+        # too (and its preloads are links, below).
+        names = ["pages/sample.js"]
         assert page.scripts == [f"{prefix}/static/rollouts/{name}" for name in names]
         assert f"{prefix}/static/rollouts/readable.js" in page.preloads
         links = [u for u in page.links if not u.startswith("#")]  # the skip link stays on the page

@@ -348,14 +348,9 @@ def test_every_url_on_a_page_is_inside_the_mount_point(client, write_step):
     for url in p.urls:
         in_page = url.startswith("#")  # the skip link: a fragment of this very page
         assert url.startswith((PREFIX + "/", "/static/")) or url == "data:," or in_page, url
-    # theme.js before the first paint, then the page's one entry module, which imports the rest.
-    assert [s.get("src") for s in p.scripts] == [
-        "/static/rollouts/theme.js",
-        "/static/rollouts/pages/sample.js",
-    ]
-    assert "defer" not in p.scripts[0] and "async" not in p.scripts[0], "theme before paint"
-    assert "type" not in p.scripts[0], "a module script would run after the first paint"
-    assert p.scripts[1]["type"] == "module"
+    # The page's one entry module, which imports the rest; the theme needs no script first.
+    assert [s.get("src") for s in p.scripts] == ["/static/rollouts/pages/sample.js"]
+    assert p.scripts[0]["type"] == "module"
     # Its imports are preloaded: the readable.js of the sample page among them.
     preloads = re.findall(r'<link rel="modulepreload" href="([^"]+)">', p.html)
     assert "/static/rollouts/readable.js" in preloads

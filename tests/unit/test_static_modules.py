@@ -1,7 +1,8 @@
-"""The JavaScript is native ES modules (issue 28): every page loads one entry module (the
-theme's classic script before the first paint is the one exception), every import is relative
-and names a file that exists, no module sets a global, and the preloads each page sends are its
-entry's whole import graph, also when a storage renames the files (ManifestStaticFilesStorage).
+"""The JavaScript is native ES modules: every page loads one entry module and no classic script
+(the theme is rendered by the server, so nothing has to run before the first paint), every
+import is relative and names a file that exists, no module sets a global, and the preloads each
+page sends are its entry's whole import graph, also when a storage renames the files
+(ManifestStaticFilesStorage).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from tests.support.servers import REPO_ROOT
 STATIC = REPO_ROOT / "rollouts" / "static"
 APP_STATIC = STATIC / "rollouts"
 TEMPLATES = REPO_ROOT / "rollouts" / "templates" / "rollouts"
-CLASSIC = "rollouts/theme.js"  # before the first paint: a module would run after it
 # The specifier of every import and export-from, and any dynamic import: read independently of
 # rollouts_modules.py's own pattern, so a statement that one misses the other still sees.
 SPECIFIER_RE = re.compile(
@@ -68,14 +68,11 @@ class Scripts(HTMLParser):
 
 # -- the templates -------------------------------------------------------------------------------
 @pytest.mark.parametrize("template", sorted(TEMPLATES.glob("*.html")), ids=lambda p: p.name)
-def test_no_template_loads_a_classic_script_but_the_theme(template):
+def test_no_template_loads_a_classic_script(template):
     for script in Scripts(template.read_text()).scripts:
         if "src" not in script:
             # Data for the scripts, never code: the CSP (script-src 'self') would refuse it.
             assert script.get("type") == "application/json", (template.name, script)
-        elif CLASSIC in script["src"]:
-            assert template.name == "base.html"
-            assert "defer" not in script and "async" not in script and "type" not in script
         else:
             assert script.get("type") == "module", (template.name, script)
 
@@ -213,7 +210,7 @@ def test_hashed_file_names_keep_the_graph_and_its_preloads_whole(settings, tmp_p
 
 @pytest.mark.parametrize("template", sorted(TEMPLATES.glob("*.html")), ids=lambda p: p.name)
 def test_template_comments_close_on_their_line(template):
-    """`{# #}` is one line only: one that goes on renders as text, and text in <head> ends it,
-    so theme.js would run in <body>, after the first paint."""
+    """`{# #}` is one line only: one that goes on renders as text, and text in <head> ends it
+    (the stylesheets and the entry module would then sit in <body>)."""
     for number, line in enumerate(template.read_text().splitlines(), 1):
         assert line.count("{#") == line.count("#}"), f"{template.name}:{number}"
