@@ -1,0 +1,135 @@
+"""What each page's JSON twin carries, as types: one TypedDict per twin naming every top-level
+key, so mypy holds the code that builds a twin to its keys and `tests/unit/test_twin_keys.py`
+holds the keys to the documentation (docs/api.md and the page guides) and to the endpoints.
+
+A key a twin sends only sometimes is `NotRequired`; its docstring says when.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any, NotRequired, TypedDict
+
+from ..store import Selection
+
+
+class Choices(TypedDict):
+    """Sort columns and filter values for a step's controls (`samples._choices`)."""
+
+    sorts: list[str]
+    statuses: list[str]
+    datasets: list[str]
+
+
+class Neighbours(TypedDict):
+    """Positions of the first, previous, next and last samples of the ordering."""
+
+    first: int
+    prev: int | None
+    next: int | None
+    last: int
+
+
+class StepChoice(TypedDict):
+    step: int
+    name: str
+
+
+class PageUrls(TypedDict):
+    page: str | None
+    json: str | None
+    first: str | None
+    prev: str | None
+    next: str | None
+    last: str | None
+
+
+class SampleTwin(TypedDict):
+    """`api/view/<bucket>/<step>[/sample/<position>]`: the sample page's twin.
+
+    Every key up to `urls` is always sent (null when the page has no such value: `position` and
+    what follows it on a step with no sample to show, `error` on a good one). The keys after it
+    come only with a sample shown; `sample` is the line's own JSON, written after the rest
+    (`responses.with_raw`), never held in this dict.
+    """
+
+    data_dir: str
+    bucket: str
+    step: str
+    filename: str
+    records: int
+    total: int
+    columns_ready: bool
+    invalid: list[dict[str, int | str]]
+    partial_tail_bytes: int
+    position: int | None
+    rank: int | None
+    line: int | None
+    warnings: list[str] | None
+    neighbours: Neighbours | None
+    error: str | None
+    error_line: int | None
+    empty: str | None
+    tokens: dict[str, Any] | None
+    prompt_id: str | None
+    sort: str
+    order: str
+    filters: dict[str, str]
+    range: str | None
+    steps: list[StepChoice]
+    buckets: list[str]
+    choices: Choices
+    urls: PageUrls
+    info: NotRequired[list[dict[str, Any]]]
+    identity: NotRequired[dict[str, Any]]
+    verdict: NotRequired[dict[str, Any] | None]
+    rendered: NotRequired[dict[str, dict[str, Any]]]
+    sample: NotRequired[Any]
+
+
+def sample_twin(context: dict[str, Any]) -> SampleTwin:
+    """The sample page's context (`samples.sample_context`) as its twin, but for `sample`."""
+    query: Selection = context["query"]
+    twin: SampleTwin = {
+        "data_dir": context["data_dir"],
+        "bucket": context["bucket"],
+        "step": context["step"],
+        "filename": context["filename"],
+        "records": context["records"],
+        "total": context["total"],
+        "columns_ready": context["columns_ready"],
+        "invalid": context["invalid"],
+        "partial_tail_bytes": context["partial_tail_bytes"],
+        # None before a sample is placed in the ordering (an empty or unmatched step)
+        "position": context.get("position"),
+        "rank": context.get("rank"),
+        "line": context.get("line"),
+        "warnings": context.get("warnings"),
+        "neighbours": context.get("neighbours"),
+        "error": context["error"],
+        "error_line": context.get("error_line"),
+        "empty": context.get("empty"),
+        "tokens": context.get("tokens"),
+        "prompt_id": context.get("prompt_id"),
+        **query.as_json(),  # sort, order, filters, range
+        "steps": [{"step": s["step"], "name": s["name"]} for s in context["steps"]],
+        "buckets": [b["name"] for b in context["buckets"]],
+        "choices": context["choices"],
+        "urls": {
+            "page": context.get("page_url"),
+            "json": context.get("json_url"),
+            "first": context.get("first_url"),
+            "prev": context.get("prev_url"),
+            "next": context.get("next_url"),
+            "last": context.get("last_url"),
+        },
+    }
+    presented = context["sample"]
+    if presented is not None:
+        twin["info"] = [asdict(row) for row in presented.info]
+        twin["identity"] = context["identity"]
+        twin["verdict"] = presented.verdict.as_json() if presented.verdict else None
+        twin["rendered"] = {
+            s.name: asdict(s.rendered) for s in presented.texts if s.rendered is not None
+        }
+    return twin
