@@ -2,13 +2,15 @@
 key, so mypy holds the code that builds a twin to its keys and `tests/unit/test_twin_keys.py`
 holds the keys to the documentation (docs/api.md and the page guides) and to the endpoints.
 
-A key a twin sends only sometimes is `NotRequired`; its docstring says when.
+A key a twin sends only sometimes is declared in a `total=False` class (the one spelling whose
+optional keys Python 3.11 still sees with postponed annotations: it reads `NotRequired[...]`
+as a plain string and counts the key as required), whose docstring says when it is sent.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any, NotRequired, TypedDict
+from typing import Any, TypedDict
 
 from ..store import Selection
 
@@ -44,14 +46,9 @@ class PageUrls(TypedDict):
     last: str | None
 
 
-class SampleTwin(TypedDict):
-    """`api/view/<bucket>/<step>[/sample/<position>]`: the sample page's twin.
-
-    Every key up to `urls` is always sent (null when the page has no such value: `position` and
-    what follows it on a step with no sample to show, `error` on a good one). The keys after it
-    come only with a sample shown; `sample` is the line's own JSON, written after the rest
-    (`responses.with_raw`), never held in this dict.
-    """
+class _SampleTwinAlways(TypedDict):
+    """What the sample page's twin always sends (null when the page has no such value:
+    `position` and what follows it on a step with no sample to show, `error` on a good one)."""
 
     data_dir: str
     bucket: str
@@ -80,11 +77,21 @@ class SampleTwin(TypedDict):
     buckets: list[str]
     choices: Choices
     urls: PageUrls
-    info: NotRequired[list[dict[str, Any]]]
-    identity: NotRequired[dict[str, Any]]
-    verdict: NotRequired[dict[str, Any] | None]
-    rendered: NotRequired[dict[str, dict[str, Any]]]
-    sample: NotRequired[Any]
+
+
+class SampleTwin(_SampleTwinAlways, total=False):
+    """`api/view/<bucket>/<step>[/sample/<position>]`: the sample page's twin.
+
+    The keys here come only with a sample shown (not on an empty step, one the filters leave
+    empty, or an unreadable line). `sample` is the line's own JSON, written after the rest
+    (`responses.with_raw`), never held in this dict.
+    """
+
+    info: list[dict[str, Any]]
+    identity: dict[str, Any]
+    verdict: dict[str, Any] | None
+    rendered: dict[str, dict[str, Any]]
+    sample: Any
 
 
 def sample_twin(context: dict[str, Any]) -> SampleTwin:

@@ -1,0 +1,136 @@
+"""Each page's JSON twin carries exactly the keys its TypedDict (`rollouts/views/twins.py`) names,
+and the documentation lists exactly those: the docs, the type and the endpoint cannot drift
+apart (issue 28). Keys a twin sends only sometimes are the type's optional keys; each case
+below says which answer leaves them out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.cache import caches
+from django.test import Client
+from django.urls import reverse
+
+from rollouts.demo import write_demo
+from rollouts.views.twins import SampleTwin
+from tests.support.servers import REPO_ROOT
+
+DOCS = REPO_ROOT / "docs"
+
+# Where each twin's keys are documented: the file, and the text just before the `{` that opens
+# the documented object (a table row of docs/api.md, or the sentence before a page guide's
+# example).
+SAMPLE_ROW = "| `GET api/view/<bucket>/<step>[/sample/<position>]` |"
+DOCUMENTED: dict[str, tuple[Any, list[tuple[str, str]]]] = {
+    "sample": (SampleTwin, [("api.md", SAMPLE_ROW)]),
+}
+
+
+def top_level_keys(text: str, start: int) -> list[str]:
+    """The keys of the object that opens at `text[start]`, written as the docs write one:
+    `{"a", "b": {"c"}, "d": [{"e"}], "f": "a value"}` has the keys a, b, d and f. A quoted
+    string right after `:` is a value; nested objects and lists are skipped."""
+    assert text[start] == "{", text[start : start + 40]
+    keys: list[str] = []
+    depth = 0
+    previous = ""
+    at = start
+    while at < len(text):
+        char = text[at]
+        if char == '"':
+            end = text.index('"', at + 1)
+            if depth == 1 and previous != ":":
+                keys.append(text[at + 1 : end])
+            previous, at = '"', end + 1
+            continue
+        if char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return keys
+        if not char.isspace():
+            previous = char
+        at += 1
+    raise AssertionError(f"the object at {start} never closes")
+
+
+def documented_keys(doc: str, marker: str) -> list[str]:
+    text = (DOCS / doc).read_text()
+    assert text.count(marker) == 1, f"{doc}: {marker!r} should appear once"
+    return top_level_keys(text, text.index("{", text.index(marker) + len(marker)))
+
+
+def all_keys(twin: Any) -> set[str]:
+    return set(twin.__required_keys__) | set(twin.__optional_keys__)
+
+
+def assert_same_keys(found: list[str] | set[str], expected: set[str], where: str) -> None:
+    found_set = set(found)
+    assert found_set == expected, (
+        f"{where}: extra {sorted(found_set - expected)}, missing {sorted(expected - found_set)}"
+    )
+
+
+# -- the docs against the types ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("twin", "doc", "marker"),
+    [(name, doc, marker) for name, (_, places) in DOCUMENTED.items() for doc, marker in places],
+)
+def test_documented_keys_are_the_twins_keys(twin: str, doc: str, marker: str) -> None:
+    keys = documented_keys(doc, marker)
+    assert len(keys) == len(set(keys)), f"{doc} lists a key twice: {keys}"
+    assert_same_keys(keys, all_keys(DOCUMENTED[twin][0]), f"{twin} twin, {doc}")
+
+
+def test_the_doc_parser_reads_top_level_keys_only() -> None:
+    text = 'x {"a", "b": {"c", "d"}, "e": [{"f"}], "g": "a value", "h" (with `{i}`), "j": null}'
+    assert top_level_keys(text, 2) == ["a", "b", "e", "g", "h", "j"]
+
+
+def test_a_key_the_docs_add_or_leave_out_is_caught() -> None:
+    expected = all_keys(SampleTwin)
+    with pytest.raises(AssertionError, match=r"extra \['stray'\]"):
+        assert_same_keys([*expected, "stray"], expected, "doctored")
+    with pytest.raises(AssertionError, match=r"missing \['range'\]"):
+        assert_same_keys(expected - {"range"}, expected, "doctored")
+
+
+# -- the endpoints against the types -------------------------------------------------------------
+@pytest.fixture
+def demo(settings: Any, tmp_path: Path) -> Path:
+    """A small demo run, its step 2 ending in an unreadable line (position 16)."""
+    data = write_demo(tmp_path, train_steps=3, samples_per_step=16)
+    with (data / "train" / "2.jsonl").open("ab") as file:
+        file.write(b"{not json\n")
+    settings.ROLLOUTS_DATA_DIR = str(data)
+    caches["rollouts"].clear()
+    return data
+
+
+def answer(client: Client, name: str, query: str = "", **kwargs: Any) -> tuple[int, dict]:
+    response = client.get(reverse(f"rollouts:{name}", kwargs=kwargs) + query)
+    return response.status_code, response.json()
+
+
+@pytest.mark.usefixtures("demo")
+def test_sample_twin_sends_every_key_with_a_sample(client: Client) -> None:
+    for name, kwargs, query in [
+        ("api-view-sample", {"position": 3}, "?sort=reward&order=desc"),
+        ("api-view-step", {}, ""),
+    ]:
+        status, data = answer(client, name, query, bucket="train", step="1", **kwargs)
+        assert status == 200
+        assert_same_keys(list(data), all_keys(SampleTwin), f"{name}{query}")
+
+
+@pytest.mark.usefixtures("demo")
+def test_sample_twin_leaves_out_the_sample_keys_without_a_sample(client: Client) -> None:
+    unmatched = answer(client, "api-view-step", "?status=nomatch", bucket="train", step="1")
+    unreadable = answer(client, "api-view-sample", bucket="train", step="2", position=16)
+    assert (unmatched[0], unreadable[0]) == (200, 422)
+    assert unmatched[1]["error"] and unreadable[1]["error_line"] == 17
+    for status, data in (unmatched, unreadable):
+        assert_same_keys(list(data), set(SampleTwin.__required_keys__), f"{status} answer")
