@@ -18,6 +18,7 @@ from ..presentation.worddiff import word_diff
 from ..query import int_param
 from ..store import BadRequest, Catalog, NotFound, StepIndex, step_name
 from ..store.stats import group_rows, group_summary
+from .twins import GroupTwin
 
 GROUP_MAX_SAMPLES = 64  # members read and listed; a bigger group says how many it leaves out
 _NO_POSITION = -1
@@ -45,8 +46,9 @@ def _choice(request: HttpRequest, name: str, allowed: list[str], default: str) -
 
 def group_table(
     request: HttpRequest, catalog: Catalog, bucket: str, step: str, filename: str, group: int
-) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:
-    """The table as JSON-able data, and per shown position the texts only the page draws."""
+) -> tuple[GroupTwin, dict[int, dict[str, Any]]]:
+    """The table as JSON-able data (the twin as it is), and per shown position the texts only
+    the page draws."""
     index, summary, positions = open_group(catalog, bucket, filename, group)
     sort = _choice(request, "sort", list(SORTS), "position")
     first_order = SORTS[sort] if "sort" in request.GET else "asc"
@@ -88,10 +90,18 @@ def group_table(
         row["is_from"] = row["position"] == came_from
         other = row["position"] if row["position"] != partner else None
         row["compare_url"] = link(a=partner, b=other) if other is not None else None
-    table = {
+    table: GroupTwin = {
         "subdir": bucket,
         "filename": filename,
-        **summary,
+        "group": summary["group"],
+        "samples": summary["samples"],
+        "n": summary["n"],
+        "mean": summary["mean"],
+        "std": summary["std"],
+        "min": summary["min"],
+        "max": summary["max"],
+        "zero_signal": summary["zero_signal"],
+        "success": summary["success"],
         "summary": summarize_rows(rows),
         "label": shared_label(rows),
         "sort": sort,

@@ -140,3 +140,90 @@ def sample_twin(context: dict[str, Any]) -> SampleTwin:
             s.name: asdict(s.rendered) for s in presented.texts if s.rendered is not None
         }
     return twin
+
+
+class TableColumn(TypedDict):
+    key: str
+    label: str
+    sort: str | None
+    sorted: str | None  # "asc" | "desc" on the column the table is sorted by
+    url: str | None
+
+
+class TableUrls(PageUrls):
+    samples: str
+
+
+class PageLink(TypedDict):
+    page: int | None  # None: a gap
+    url: str | None
+
+
+class TableTwin(TypedDict):
+    """`api/jsonl/<bucket>/file/<step>.jsonl/table`: the table page's twin, and the page's
+    `table` (`table.table_context`)."""
+
+    subdir: str
+    filename: str
+    step: str
+    sort: str
+    order: str
+    filters: dict[str, str]
+    range: str | None
+    conditions: list[str]
+    records: int
+    total: int
+    page: int
+    pages: int
+    page_size: int
+    first_rank: int
+    last_rank: int
+    at: int | None
+    at_shown: bool
+    columns: list[TableColumn]
+    rows: list[dict[str, Any]]
+    invalid: list[dict[str, int | str]]
+    urls: TableUrls
+    page_links: list[PageLink]
+    choices: Choices
+
+
+class GroupColumn(TypedDict):
+    key: str
+    sorted: str | None
+    url: str
+
+
+# `api/jsonl/<bucket>/file/<filename>/group/<group>`: the group page's twin, and the page's
+# `table` (`groups.group_table`): the group's summary from the columns
+# (`store.stats.group_summary`), then its members as asked. Spelled as a call: `from` is a
+# Python keyword.
+GroupTwin = TypedDict(
+    "GroupTwin",
+    {
+        "subdir": str,
+        "filename": str,
+        "group": int,
+        "samples": int,
+        "n": int,
+        "mean": float | None,
+        "std": float | None,
+        "min": float | None,
+        "max": float | None,
+        "zero_signal": bool | None,
+        "success": bool,
+        "summary": dict[str, Any],
+        "label": dict[str, Any],
+        "sort": str,
+        "order": str,
+        "from": int | None,
+        "from_in_group": bool,
+        "shown": int,
+        "cut": bool,
+        "positions": list[int],
+        "members": list[dict[str, Any]],
+        "columns": list[GroupColumn],
+        "compare": dict[str, Any] | None,
+        "json_url": str,
+    },
+)

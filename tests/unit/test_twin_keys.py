@@ -14,17 +14,23 @@ from django.test import Client
 from django.urls import reverse
 
 from rollouts.demo import write_demo
-from rollouts.views.twins import SampleTwin
+from rollouts.views.twins import GroupTwin, SampleTwin, TableTwin
 from tests.support.servers import REPO_ROOT
 
 DOCS = REPO_ROOT / "docs"
 
-# Where each twin's keys are documented: the file, and the text just before the `{` that opens
-# the documented object (a table row of docs/api.md, or the sentence before a page guide's
-# example).
-SAMPLE_ROW = "| `GET api/view/<bucket>/<step>[/sample/<position>]` |"
+# Where each twin's keys are documented: the file, and text just before the `{` that opens the
+# documented object (a row of docs/api.md's table, or the sentence before a guide's example).
 DOCUMENTED: dict[str, tuple[Any, list[tuple[str, str]]]] = {
-    "sample": (SampleTwin, [("api.md", SAMPLE_ROW)]),
+    "sample": (SampleTwin, [("api.md", "| `GET api/view/<bucket>/<step>[/sample/<position>]` |")]),
+    "table": (
+        TableTwin,
+        [("viewer.md", "Its JSON twin is `api/jsonl/<bucket>/file/<step>.jsonl/table`")],
+    ),
+    "group": (
+        GroupTwin,
+        [("api.md", "| `GET api/jsonl/<bucket>/file/<filename>/group/<group>` |")],
+    ),
 }
 
 
@@ -115,15 +121,26 @@ def answer(client: Client, name: str, query: str = "", **kwargs: Any) -> tuple[i
     return response.status_code, response.json()
 
 
+# (twin, URL name, its arguments, query string, status): answers that carry every key the type
+# names, optional ones included.
+FULL_ANSWERS = [
+    ("sample", "api-view-sample", {"step": "1", "position": 3}, "?sort=reward&order=desc", 200),
+    ("sample", "api-view-step", {"step": "1"}, "", 200),
+    ("table", "api-table", {"filename": "1.jsonl"}, "", 200),
+    ("table", "api-table", {"filename": "2.jsonl"}, "?at=5&page_size=4&status=completed", 200),
+    ("group", "api-group", {"filename": "1.jsonl", "group": 0}, "", 200),
+    ("group", "api-group", {"filename": "1.jsonl", "group": 1}, "?a=8&b=9&from=8&sort=reward", 200),
+]
+
+
 @pytest.mark.usefixtures("demo")
-def test_sample_twin_sends_every_key_with_a_sample(client: Client) -> None:
-    for name, kwargs, query in [
-        ("api-view-sample", {"position": 3}, "?sort=reward&order=desc"),
-        ("api-view-step", {}, ""),
-    ]:
-        status, data = answer(client, name, query, bucket="train", step="1", **kwargs)
-        assert status == 200
-        assert_same_keys(list(data), all_keys(SampleTwin), f"{name}{query}")
+@pytest.mark.parametrize(("twin", "name", "kwargs", "query", "status"), FULL_ANSWERS)
+def test_twin_sends_the_keys_of_its_type(
+    client: Client, twin: str, name: str, kwargs: dict, query: str, status: int
+) -> None:
+    got, data = answer(client, name, query, bucket="train", **kwargs)
+    assert got == status, data
+    assert_same_keys(list(data), all_keys(DOCUMENTED[twin][0]), f"{name}{query}")
 
 
 @pytest.mark.usefixtures("demo")
