@@ -227,3 +227,24 @@ GroupTwin = TypedDict(
         "json_url": str,
     },
 )
+
+
+class StatsTwin(TypedDict):
+    """`api/jsonl/<bucket>/file/<filename>/stats`: the statistics page's numbers (the page shows
+    the same `Catalog.stats`). After the step's identity, the keys of `store.stats.step_stats`,
+    whose exact shape `store.statsshape` holds."""
+
+    subdir: str
+    filename: str
+    size_bytes: int
+    partial_tail_bytes: int
+    samples: int
+    invalid: int
+    status: dict[str, int]
+    truncation_rate: float | None
+    reward: dict[str, Any]
+    reward_by_dataset: dict[str, dict[str, Any]]
+    reward_components: dict[str, dict[str, Any]]
+    response_length: dict[str, Any]
+    groups: dict[str, Any]
+    histograms: dict[str, dict[str, Any]]

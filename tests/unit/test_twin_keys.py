@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 
 from rollouts.demo import write_demo
-from rollouts.views.twins import GroupTwin, SampleTwin, TableTwin
+from rollouts.views.twins import GroupTwin, SampleTwin, StatsTwin, TableTwin
 from tests.support.servers import REPO_ROOT
 
 DOCS = REPO_ROOT / "docs"
@@ -31,6 +31,7 @@ DOCUMENTED: dict[str, tuple[Any, list[tuple[str, str]]]] = {
         GroupTwin,
         [("api.md", "| `GET api/jsonl/<bucket>/file/<filename>/group/<group>` |")],
     ),
+    "stats": (StatsTwin, [("api.md", "| `GET api/jsonl/<bucket>/file/<filename>/stats` |")]),
 }
 
 
@@ -130,6 +131,8 @@ FULL_ANSWERS = [
     ("table", "api-table", {"filename": "2.jsonl"}, "?at=5&page_size=4&status=completed", 200),
     ("group", "api-group", {"filename": "1.jsonl", "group": 0}, "", 200),
     ("group", "api-group", {"filename": "1.jsonl", "group": 1}, "?a=8&b=9&from=8&sort=reward", 200),
+    ("stats", "api-stats", {"filename": "1.jsonl"}, "", 200),
+    ("stats", "api-stats", {"filename": "2.jsonl"}, "", 200),
 ]
 
 
