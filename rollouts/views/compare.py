@@ -25,6 +25,7 @@ from ..store import BadRequest, Catalog, Columns, NotFound, StepIndex, step_file
 from ..store.compare import SOLVED_ABOVE, compare_steps, first_row_of
 from ..store.previews import prompt_previews
 from ..store.promptid import parse_prompt_id
+from .bucket_twins import CompareTwin
 from .decorators import api, page
 from .header import header_context
 from .responses import json_response
@@ -113,7 +114,7 @@ def compare_context(request: HttpRequest, bucket: str) -> dict[str, Any]:
         flip["a"]["url"] = a.sample_url(request, flip["a"]["position"])
         flip["b"]["url"] = b.sample_url(request, flip["b"]["position"])
         flip["side_by_side_url"] = f"{page_url}&prompt={flip['prompt_id']}#rv-pair"
-    data = {
+    data: CompareTwin = {
         "bucket": bucket,
         "a": {"run": a.run, "step": a.step, "url": a.step_url(request)},
         "b": {"run": b.run, "step": b.step, "url": b.step_url(request)},
@@ -122,6 +123,7 @@ def compare_context(request: HttpRequest, bucket: str) -> dict[str, Any]:
         "prompts_in_both": result["prompts_in_both"],
         "flipped_total": len(result["flipped"]),
         "flipped": listed,
+        "prompt": None,
     }
     prompt = request.GET.get("prompt")
     # Checked for the page and the JSON alike: a bad id is a 400, one not in both steps a 404.

@@ -38,9 +38,11 @@ from ..store.promptid import (
     parse_prompt_id,
     prompt_id_of_value,
 )
+from .bucket_twins import LineageTwin
 from .decorators import api, page
 from .header import header_context
 from .responses import json_response
+from .twins import PageLinks
 
 PROMPT_PAGE_SIZE = 200  # appearances a page lists by default (a link each: ~40 kB of page)
 _MAX_PAGE = 10**9
@@ -72,7 +74,7 @@ class Listing:
     pages: int
     size: int
 
-    def links(self, url_of: Callable[[int], str]) -> dict[str, str | None]:
+    def links(self, url_of: Callable[[int], str]) -> PageLinks:
         """The first, previous, next and last pages' URLs (None past an end)."""
         return {
             "first": url_of(1),
@@ -82,7 +84,7 @@ class Listing:
         }
 
 
-def lineage_json(request: HttpRequest, bucket: str, prompt_id: str) -> tuple[dict, Listing]:
+def lineage_json(request: HttpRequest, bucket: str, prompt_id: str) -> tuple[LineageTwin, Listing]:
     """The JSON twin's object (a page of appearances, every step's totals) and the listing
     the page draws from."""
     wanted = parse_prompt_id(prompt_id)
@@ -97,7 +99,7 @@ def lineage_json(request: HttpRequest, bucket: str, prompt_id: str) -> tuple[dic
         raise NotFound(f"no sample of bucket {bucket!r} has the prompt {prompt_id}")
     start, stop, pages = page_window(len(appearances), number, size)  # past the end: the last
     listing = Listing(appearances, found.steps, start, stop, start // size + 1, pages, size)
-    data = {
+    data: LineageTwin = {
         "prompt_id": prompt_id,
         "prompt": _read(catalog, bucket, appearances[0]).get("prompt"),
         "total": len(appearances),

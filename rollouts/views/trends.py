@@ -26,6 +26,7 @@ from ..store import StoreError, dumps_strict
 from ..store.cards import cards
 from ..store.history import Point, Snapshot
 from ..store.reading import convergence, curves
+from .bucket_twins import TrendsTwin
 from .decorators import api, page
 from .header import header_context
 from .responses import JSON_TYPE, json_response
@@ -143,7 +144,7 @@ def trends_json(
     after: int,
     snapshot: Snapshot,
     choices: list[dict[str, Any]],
-) -> dict[str, Any]:
+) -> TrendsTwin:
     """The trends answer made from `trends_bytes`'s snapshot and run choices."""
     catalog = get_catalog(request)
     points = snapshot.points

@@ -37,13 +37,20 @@ class StepChoice(TypedDict):
     name: str
 
 
-class PageUrls(TypedDict):
-    page: str | None
-    json: str | None
+class PageLinks(TypedDict):
+    """The first, previous, next and last pages' (or samples') URLs; None past an end."""
+
     first: str | None
     prev: str | None
     next: str | None
     last: str | None
+
+
+class PageUrls(PageLinks):
+    """This page's URL and its twin's, with the links to its neighbours."""
+
+    page: str | None
+    json: str | None
 
 
 class _SampleTwinAlways(TypedDict):

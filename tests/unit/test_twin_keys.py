@@ -14,6 +14,7 @@ from django.test import Client
 from django.urls import reverse
 
 from rollouts.demo import write_demo
+from rollouts.views.bucket_twins import CompareTwin, LineageTwin, SearchTwin, TrendsTwin
 from rollouts.views.twins import GroupTwin, SampleTwin, StatsTwin, TableTwin
 from tests.support.servers import REPO_ROOT
 
@@ -32,6 +33,22 @@ DOCUMENTED: dict[str, tuple[Any, list[tuple[str, str]]]] = {
         [("api.md", "| `GET api/jsonl/<bucket>/file/<filename>/group/<group>` |")],
     ),
     "stats": (StatsTwin, [("api.md", "| `GET api/jsonl/<bucket>/file/<filename>/stats` |")]),
+    "search": (
+        SearchTwin,
+        [
+            ("api.md", "| `GET api/jsonl/<bucket>/search?q=...` |"),
+            ("search-compare.md", "| `lines` | at most this many lines per answer"),
+        ],
+    ),
+    "trends": (TrendsTwin, [("api.md", "| `GET api/jsonl/<bucket>/trends[?after=N]` |")]),
+    "compare": (CompareTwin, [("search-compare.md", "without `prompt=`).")]),
+    "lineage": (
+        LineageTwin,
+        [
+            ("api.md", "| `GET api/jsonl/<bucket>/prompt/<prompt_id>[?page=N&page_size=S]` |"),
+            ("search-compare.md", "Its JSON twin is `api/jsonl/<bucket>/prompt/<prompt_id>`"),
+        ],
+    ),
 }
 
 
@@ -122,27 +139,40 @@ def answer(client: Client, name: str, query: str = "", **kwargs: Any) -> tuple[i
     return response.status_code, response.json()
 
 
-# (twin, URL name, its arguments, query string, status): answers that carry every key the type
-# names, optional ones included.
+# (twin, URL name, its arguments, query string): answers (200s) that carry every key the type
+# names, its optional ones included. `{prompt_id}` is the prompt of step 1's first sample.
 FULL_ANSWERS = [
-    ("sample", "api-view-sample", {"step": "1", "position": 3}, "?sort=reward&order=desc", 200),
-    ("sample", "api-view-step", {"step": "1"}, "", 200),
-    ("table", "api-table", {"filename": "1.jsonl"}, "", 200),
-    ("table", "api-table", {"filename": "2.jsonl"}, "?at=5&page_size=4&status=completed", 200),
-    ("group", "api-group", {"filename": "1.jsonl", "group": 0}, "", 200),
-    ("group", "api-group", {"filename": "1.jsonl", "group": 1}, "?a=8&b=9&from=8&sort=reward", 200),
-    ("stats", "api-stats", {"filename": "1.jsonl"}, "", 200),
-    ("stats", "api-stats", {"filename": "2.jsonl"}, "", 200),
+    ("sample", "api-view-sample", {"step": "1", "position": 3}, "?sort=reward&order=desc"),
+    ("sample", "api-view-step", {"step": "1"}, ""),
+    ("table", "api-table", {"filename": "1.jsonl"}, ""),
+    ("table", "api-table", {"filename": "2.jsonl"}, "?at=5&page_size=4&status=completed"),
+    ("group", "api-group", {"filename": "1.jsonl", "group": 0}, ""),
+    ("group", "api-group", {"filename": "1.jsonl", "group": 1}, "?a=8&b=9&from=8&sort=reward"),
+    ("stats", "api-stats", {"filename": "1.jsonl"}, ""),
+    ("stats", "api-stats", {"filename": "2.jsonl"}, ""),
+    ("search", "api-search", {}, "?q=the"),
+    ("search", "api-search", {}, "?q=zzzzqqq&field=response&lines=5"),
+    ("trends", "api-trends", {}, ""),
+    ("trends", "api-trends", {}, "?after=1"),
+    ("compare", "api-compare", {}, "?a=1&b=2"),
+    ("compare", "api-compare", {}, "?a=1&b=1&prompt={prompt_id}"),
+    ("lineage", "api-prompt", {"prompt_id": "{prompt_id}"}, ""),
+    ("lineage", "api-prompt", {"prompt_id": "{prompt_id}"}, "?page_size=1&page=2"),
 ]
 
 
 @pytest.mark.usefixtures("demo")
-@pytest.mark.parametrize(("twin", "name", "kwargs", "query", "status"), FULL_ANSWERS)
+@pytest.mark.parametrize(("twin", "name", "kwargs", "query"), FULL_ANSWERS)
 def test_twin_sends_the_keys_of_its_type(
-    client: Client, twin: str, name: str, kwargs: dict, query: str, status: int
+    client: Client, twin: str, name: str, kwargs: dict, query: str
 ) -> None:
-    got, data = answer(client, name, query, bucket="train", **kwargs)
-    assert got == status, data
+    _, first = answer(client, "api-view-sample", bucket="train", step="1", position=0)
+    prompt_id = first["prompt_id"]
+    kwargs = {
+        k: v.format(prompt_id=prompt_id) if isinstance(v, str) else v for k, v in kwargs.items()
+    }
+    got, data = answer(client, name, query.format(prompt_id=prompt_id), bucket="train", **kwargs)
+    assert got == 200, data
     assert_same_keys(list(data), all_keys(DOCUMENTED[twin][0]), f"{name}{query}")
 
 
