@@ -42,6 +42,14 @@ class SearchTwin(TypedDict):
     per_step: list[StepMatches]
 
 
+class RunChoice(TypedDict):
+    """A run whose curves of the bucket can be overlaid (`trends.run_choices`)."""
+
+    name: str
+    trends_url: str
+    current: bool
+
+
 class TrendsTwin(TypedDict):
     """`api/jsonl/<bucket>/trends`: the trends page's data (the page reads it with its script),
     from `trends.trends_json`."""
@@ -58,7 +66,7 @@ class TrendsTwin(TypedDict):
     cards: list[dict[str, Any]]
     reading: dict[str, Any]
     cursor: Any
-    runs: list[dict[str, Any]]
+    runs: list[RunChoice]
     scalars: dict[str, Any]
 
 
@@ -82,6 +90,22 @@ class CompareTwin(TypedDict):
     prompt: dict[str, Any] | None  # with `prompt=`: its first sample in each step
 
 
+class AppearanceRow(TypedDict):
+    step: int
+    position: int
+    line: int
+    reward: float | None
+    status: str | None
+    response_length: float | int | None
+    url: str
+
+
+class StepAppearances(TypedDict):
+    step: int
+    samples: int
+    mean_reward: float | None
+
+
 class LineageTwin(TypedDict):
     """`api/jsonl/<bucket>/prompt/<prompt_id>`: a prompt across training, a page of its
     appearances (`lineage.lineage_json`, which the prompt page draws from too)."""
@@ -92,7 +116,7 @@ class LineageTwin(TypedDict):
     page: int
     pages: int
     page_size: int
-    appearances: list[dict[str, Any]]
-    steps: list[dict[str, Any]]
-    skipped: list[dict[str, Any]]
+    appearances: list[AppearanceRow]
+    steps: list[StepAppearances]
+    skipped: list[dict[str, Any]]  # {"step", "error"}: steps that could not be read
     urls: PageUrls

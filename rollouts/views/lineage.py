@@ -38,7 +38,7 @@ from ..store.promptid import (
     parse_prompt_id,
     prompt_id_of_value,
 )
-from .bucket_twins import LineageTwin
+from .bucket_twins import AppearanceRow, LineageTwin
 from .decorators import api, page
 from .header import header_context
 from .responses import json_response
@@ -107,7 +107,10 @@ def lineage_json(request: HttpRequest, bucket: str, prompt_id: str) -> tuple[Lin
         "pages": pages,
         "page_size": size,
         "appearances": [_appearance_json(request, bucket, a) for a in appearances[start:stop]],
-        "steps": [{k: s[k] for k in ("step", "samples", "mean_reward")} for s in found.steps],
+        "steps": [
+            {"step": s["step"], "samples": s["samples"], "mean_reward": s["mean_reward"]}
+            for s in found.steps
+        ],
         "skipped": found.skipped,  # steps that could not be read: [{"step", "error"}]
         "urls": {
             "page": page_url_maker(request, "prompt", bucket, prompt_id, size)(listing.page),
@@ -118,7 +121,7 @@ def lineage_json(request: HttpRequest, bucket: str, prompt_id: str) -> tuple[Lin
     return data, listing
 
 
-def _appearance_json(request: HttpRequest, bucket: str, a: Appearance) -> dict[str, Any]:
+def _appearance_json(request: HttpRequest, bucket: str, a: Appearance) -> AppearanceRow:
     return {
         "step": a.step,
         "position": a.position,
@@ -250,7 +253,7 @@ def _step_pages(listing: Listing) -> list[dict[str, Any]]:
 
 
 def _step_rows(
-    listing: Listing, shown: list[dict], chosen: set[str], page_url: Callable[[int], str]
+    listing: Listing, shown: list[AppearanceRow], chosen: set[str], page_url: Callable[[int], str]
 ) -> list[dict[str, Any]]:
     """The steps this page's appearances are in, each with them; a step with more than this
     page shows (`elsewhere`) links the pages that hold the rest."""

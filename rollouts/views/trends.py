@@ -26,7 +26,7 @@ from ..store import StoreError, dumps_strict
 from ..store.cards import cards
 from ..store.history import Point, Snapshot
 from ..store.reading import convergence, curves
-from .bucket_twins import TrendsTwin
+from .bucket_twins import RunChoice, TrendsTwin
 from .decorators import api, page
 from .header import header_context
 from .responses import JSON_TYPE, json_response
@@ -90,13 +90,13 @@ def api_trends(request: HttpRequest, bucket: str) -> HttpResponseBase:
     return HttpResponse(trends_bytes(request, bucket, after), content_type=JSON_TYPE)
 
 
-def run_choices(request: HttpRequest, bucket: str) -> list[dict[str, Any]]:
+def run_choices(request: HttpRequest, bucket: str) -> list[RunChoice]:
     """The runs whose curves of this bucket can be overlaid on this one's: with several runs
     (ROLLOUTS_DATA_DIRS), every run that has the bucket, each with its trends JSON; none else."""
     current = current_run(request)
     if current is None or len(conf.DATA_DIRS) < 2:
         return []
-    choices = []
+    choices: list[RunChoice] = []
     for name, path in conf.DATA_DIRS.items():
         try:
             if bucket not in catalog_of(path).buckets():
@@ -143,7 +143,7 @@ def trends_json(
     bucket: str,
     after: int,
     snapshot: Snapshot,
-    choices: list[dict[str, Any]],
+    choices: list[RunChoice],
 ) -> TrendsTwin:
     """The trends answer made from `trends_bytes`'s snapshot and run choices."""
     catalog = get_catalog(request)

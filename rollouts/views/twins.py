@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, TypedDict
 
+from ..presentation.sample import SampleIdentity
 from ..store import Selection
 
 
@@ -95,7 +96,7 @@ class SampleTwin(_SampleTwinAlways, total=False):
     """
 
     info: list[dict[str, Any]]
-    identity: dict[str, Any]
+    identity: SampleIdentity
     verdict: dict[str, Any] | None
     rendered: dict[str, dict[str, Any]]
     sample: Any
@@ -236,6 +237,41 @@ GroupTwin = TypedDict(
 )
 
 
+class RewardSummary(TypedDict):
+    """Count, mean, population std, min and max of the finite values (`store.stats.Summary`)."""
+
+    n: int
+    mean: float | None
+    std: float | None
+    min: float | None
+    max: float | None
+
+
+class LengthSummary(TypedDict):
+    n: int
+    mean: float | None
+    p50: float | None
+    p90: float | None
+    max: float | None
+
+
+class GroupStats(TypedDict):
+    groups: int
+    zero_signal_share: float | None
+    success_share: float | None
+    mean_std: float | None
+
+
+class _HistogramCounts(TypedDict):
+    kind: str  # "bins" (with edges) | "values" (one bar per value)
+    counts: list[int]
+
+
+class Histogram(_HistogramCounts, total=False):
+    edges: list[float]
+    values: list[float]
+
+
 class StatsTwin(TypedDict):
     """`api/jsonl/<bucket>/file/<filename>/stats`: the statistics page's numbers (the page shows
     the same `Catalog.stats`). After the step's identity, the keys of `store.stats.step_stats`,
@@ -249,9 +285,9 @@ class StatsTwin(TypedDict):
     invalid: int
     status: dict[str, int]
     truncation_rate: float | None
-    reward: dict[str, Any]
-    reward_by_dataset: dict[str, dict[str, Any]]
-    reward_components: dict[str, dict[str, Any]]
-    response_length: dict[str, Any]
-    groups: dict[str, Any]
-    histograms: dict[str, dict[str, Any]]
+    reward: RewardSummary
+    reward_by_dataset: dict[str, RewardSummary]
+    reward_components: dict[str, RewardSummary]
+    response_length: LengthSummary
+    groups: GroupStats
+    histograms: dict[str, Histogram]  # reward, response_length
