@@ -6,7 +6,8 @@ below says which answer leaves them out."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin, get_type_hints, is_typeddict
 
 import pytest
 from django.core.cache import caches
@@ -52,43 +53,96 @@ DOCUMENTED: dict[str, tuple[Any, list[tuple[str, str]]]] = {
 }
 
 
-def top_level_keys(text: str, start: int) -> list[str]:
-    """The keys of the object that opens at `text[start]`, written as the docs write one:
-    `{"a", "b": {"c"}, "d": [{"e"}], "f": "a value"}` has the keys a, b, d and f. A quoted
-    string right after `:` is a value; nested objects and lists are skipped."""
+def documented_object(text: str, start: int) -> tuple[dict[str, Any], int]:
+    """The object that opens at `text[start]`, written as the docs write one, as its keys, each
+    with the keys of its value when that is an object or a list of objects (else None), and the
+    index after it. `{"a", "b": {"c"}, "d": [{"e"}], "f": "a value", "g": null | {"h"}}` is
+    `{"a": None, "b": {"c": None}, "d": {"e": None}, "f": None, "g": {"h": None}}`. A quoted
+    string is a key right after `{` or `,`; anything else (a value, `"a" | "b"`) is not."""
     assert text[start] == "{", text[start : start + 40]
-    keys: list[str] = []
-    depth = 0
-    previous = ""
-    at = start
+    keys: dict[str, Any] = {}
+    previous, pending, value_of = "{", None, None
+    at = start + 1
     while at < len(text):
         char = text[at]
         if char == '"':
             end = text.index('"', at + 1)
-            if depth == 1 and previous != ":":
-                keys.append(text[at + 1 : end])
+            pending = text[at + 1 : end] if previous in "{," else None
+            if pending is not None:
+                assert pending not in keys, f"{pending!r} is listed twice"
+                keys[pending] = None
             previous, at = '"', end + 1
             continue
         if char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-            if depth == 0:
-                return keys
+            nested, at = _value_object(text, at)
+            if value_of is not None and keys[value_of] is None:
+                keys[value_of] = nested
+            previous = "}"
+            continue
+        if char == "}":
+            return keys, at + 1
+        if char == ":":
+            value_of = pending
+        elif char == ",":
+            value_of = None
         if not char.isspace():
-            previous = char
+            previous, pending = char, pending if char == ":" else None
         at += 1
     raise AssertionError(f"the object at {start} never closes")
 
 
-def documented_keys(doc: str, marker: str) -> list[str]:
+def _value_object(text: str, at: int) -> tuple[dict[str, Any], int]:
+    """An object value, or the first object of a list value; and the index after the value."""
+    if text[at] == "{":
+        return documented_object(text, at)
+    first: dict[str, Any] = {}
+    at += 1
+    while text[at] != "]":
+        if text[at] == "{":
+            nested, at = documented_object(text, at)
+            first = first or nested
+        elif text[at] == "[":
+            _, at = _value_object(text, at)
+        elif text[at] == '"':
+            at = text.index('"', at + 1) + 1
+        else:
+            at += 1
+    return first, at + 1
+
+
+def documented(doc: str, marker: str) -> dict[str, Any]:
     text = (DOCS / doc).read_text()
     assert text.count(marker) == 1, f"{doc}: {marker!r} should appear once"
-    return top_level_keys(text, text.index("{", text.index(marker) + len(marker)))
+    return documented_object(text, text.index("{", text.index(marker) + len(marker)))[0]
+
+
+def nested_types(twin: Any) -> dict[str, Any]:
+    """The keys of `twin` whose value is a TypedDict, a list of one, or one or None: that type."""
+    nested = {}
+    for key, hint in get_type_hints(twin).items():
+        if get_origin(hint) in (Union, UnionType):
+            hint = next((arg for arg in get_args(hint) if arg is not type(None)), hint)
+        if get_origin(hint) is list:
+            hint = get_args(hint)[0]
+        if is_typeddict(hint):
+            nested[key] = hint
+    return nested
 
 
 def all_keys(twin: Any) -> set[str]:
     return set(twin.__required_keys__) | set(twin.__optional_keys__)
+
+
+def assert_typed_keys(value: dict[str, Any], type_: Any, where: str) -> None:
+    """`value`'s keys are `type_`'s (its optional ones may be missing), and so on down every
+    value that is typed as an object, or a list of them."""
+    required, optional = set(type_.__required_keys__), set(type_.__optional_keys__)
+    assert_same_keys(set(value) | optional, required | optional, where)
+    for key, nested in nested_types(type_).items():
+        items = value.get(key)
+        for item in items if isinstance(items, list) else [items]:
+            if item is not None:
+                assert_typed_keys(item, nested, f"{where}: {key}")
 
 
 def assert_same_keys(found: list[str] | set[str], expected: set[str], where: str) -> None:
@@ -104,14 +158,25 @@ def assert_same_keys(found: list[str] | set[str], expected: set[str], where: str
     [(name, doc, marker) for name, (_, places) in DOCUMENTED.items() for doc, marker in places],
 )
 def test_documented_keys_are_the_twins_keys(twin: str, doc: str, marker: str) -> None:
-    keys = documented_keys(doc, marker)
-    assert len(keys) == len(set(keys)), f"{doc} lists a key twice: {keys}"
-    assert_same_keys(keys, all_keys(DOCUMENTED[twin][0]), f"{twin} twin, {doc}")
+    """Every key, and the keys of every value typed as an object (a TypedDict)."""
+    keys, type_ = documented(doc, marker), DOCUMENTED[twin][0]
+    assert_same_keys(list(keys), all_keys(type_), f"{twin} twin, {doc}")
+    for key, nested in nested_types(type_).items():
+        assert keys[key], f"{twin} twin, {doc}: {key}'s keys are not spelled out"
+        assert_same_keys(list(keys[key]), all_keys(nested), f"{twin} twin, {doc}: {key}")
 
 
-def test_the_doc_parser_reads_top_level_keys_only() -> None:
-    text = 'x {"a", "b": {"c", "d"}, "e": [{"f"}], "g": "a value", "h" (with `{i}`), "j": null}'
-    assert top_level_keys(text, 2) == ["a", "b", "e", "g", "h", "j"]
+def test_the_doc_parser_reads_keys_and_the_keys_of_objects() -> None:
+    text = (
+        'x {"a", "b": {"c", "d": "v"}, "e": [{"f"}, ...], "g": "a value", "h" (`{i}`), '
+        '"j": null | {"k": "x" | "y"}, "l": {name: {"m"}}}'
+    )
+    assert documented_object(text, 2)[0] == {
+        "a": None, "b": {"c": None, "d": None}, "e": {"f": None}, "g": None, "h": None,
+        "j": {"k": None}, "l": {},
+    }  # fmt: skip
+    with pytest.raises(AssertionError, match="listed twice"):
+        documented_object('{"a", "b": 1, "a"}', 0)
 
 
 def test_a_key_the_docs_add_or_leave_out_is_caught() -> None:
@@ -174,6 +239,7 @@ def test_twin_sends_the_keys_of_its_type(
     got, data = answer(client, name, query.format(prompt_id=prompt_id), bucket="train", **kwargs)
     assert got == 200, data
     assert_same_keys(list(data), all_keys(DOCUMENTED[twin][0]), f"{name}{query}")
+    assert_typed_keys(data, DOCUMENTED[twin][0], f"{name}{query}")
 
 
 @pytest.mark.usefixtures("demo")
