@@ -36,7 +36,8 @@ from .decorators import Redirect, api, page, render_sample_page
 from .header import header_context
 from .responses import JSON_TYPE, json_response, with_raw
 from .sample_extras import sample_extras
-from .twins import Choices, sample_twin
+from .sample_twin import sample_twin
+from .twins import Choices
 
 # Steps up to this size get their columns before the first page (well under 0.1 s), so small
 # steps never show a provisional ordering; bigger ones show the first sample at once instead.

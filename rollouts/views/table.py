@@ -27,7 +27,7 @@ from .decorators import api, page
 from .header import header_context
 from .responses import json_response
 from .samples import _choices
-from .twins import TableColumn, TableTwin
+from .twins import TableHeader, TableTwin, TableTwinRow
 
 _NOWHERE = -1
 _MAX_POSITION = 2**62
@@ -63,13 +63,11 @@ def table_context(request: HttpRequest, bucket: str, step: str) -> TableTwin:
     def page_url(number: int, to: str = base) -> str:
         return to + query_suffix(selection, page=number if number > 1 else "", **extra)
 
-    rows = []
+    rows: list[TableTwinRow] = []
     for position in shown:
         row = table_row(columns, position, index.lines[position], previews.get(position), lengths)
-        row["url"] = sample_url(position) + keep
-        row["is_at"] = position == at
-        rows.append(row)
-    header: list[TableColumn] = []
+        rows.append({**row, "url": sample_url(position) + keep, "is_at": position == at})
+    header: list[TableHeader] = []
     for column in COLUMNS:
         sort = sort_column(columns, column)
         if sort == "position":  # file order has one direction (positions ascending)

@@ -1,6 +1,7 @@
-"""What each page's JSON twin carries, as types: one TypedDict per twin naming every top-level
-key, so mypy holds the code that builds a twin to its keys and `tests/unit/test_twin_keys.py`
-holds the keys to the documentation (docs/api.md and the page guides) and to the endpoints.
+"""What the JSON twins of a step's pages carry, as types: one TypedDict per twin naming every
+top-level key, so mypy holds the code that builds a twin to its keys, and
+`tests/unit/test_twin_keys.py` holds the keys to the documentation (docs/api.md and the page
+guides) and to the endpoints. `bucket_twins.py` holds those of a bucket's pages.
 
 A key a twin sends only sometimes is declared in a `total=False` class (the one spelling whose
 optional keys Python 3.11 still sees with postponed annotations: it reads `NotRequired[...]`
@@ -9,11 +10,10 @@ as a plain string and counts the key as required), whose docstring says when it 
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any, TypedDict
 
 from ..presentation.sample import SampleIdentity
-from ..store import Selection
+from ..presentation.table import TableRow
 
 
 class Choices(TypedDict):
@@ -102,60 +102,17 @@ class SampleTwin(_SampleTwinAlways, total=False):
     sample: Any
 
 
-def sample_twin(context: dict[str, Any]) -> SampleTwin:
-    """The sample page's context (`samples.sample_context`) as its twin, but for `sample`."""
-    query: Selection = context["query"]
-    twin: SampleTwin = {
-        "data_dir": context["data_dir"],
-        "bucket": context["bucket"],
-        "step": context["step"],
-        "filename": context["filename"],
-        "records": context["records"],
-        "total": context["total"],
-        "columns_ready": context["columns_ready"],
-        "invalid": context["invalid"],
-        "partial_tail_bytes": context["partial_tail_bytes"],
-        # None before a sample is placed in the ordering (an empty or unmatched step)
-        "position": context.get("position"),
-        "rank": context.get("rank"),
-        "line": context.get("line"),
-        "warnings": context.get("warnings"),
-        "neighbours": context.get("neighbours"),
-        "error": context["error"],
-        "error_line": context.get("error_line"),
-        "empty": context.get("empty"),
-        "tokens": context.get("tokens"),
-        "prompt_id": context.get("prompt_id"),
-        **query.as_json(),  # sort, order, filters, range
-        "steps": [{"step": s["step"], "name": s["name"]} for s in context["steps"]],
-        "buckets": [b["name"] for b in context["buckets"]],
-        "choices": context["choices"],
-        "urls": {
-            "page": context.get("page_url"),
-            "json": context.get("json_url"),
-            "first": context.get("first_url"),
-            "prev": context.get("prev_url"),
-            "next": context.get("next_url"),
-            "last": context.get("last_url"),
-        },
-    }
-    presented = context["sample"]
-    if presented is not None:
-        twin["info"] = [asdict(row) for row in presented.info]
-        twin["identity"] = context["identity"]
-        twin["verdict"] = presented.verdict.as_json() if presented.verdict else None
-        twin["rendered"] = {
-            s.name: asdict(s.rendered) for s in presented.texts if s.rendered is not None
-        }
-    return twin
-
-
-class TableColumn(TypedDict):
+class TableHeader(TypedDict):
     key: str
     label: str
     sort: str | None
     sorted: str | None  # "asc" | "desc" on the column the table is sorted by
     url: str | None
+
+
+class TableTwinRow(TableRow):
+    url: str  # the sample's page, in the table's order
+    is_at: bool  # the row `at=` names
 
 
 class TableUrls(PageUrls):
@@ -188,8 +145,8 @@ class TableTwin(TypedDict):
     last_rank: int
     at: int | None
     at_shown: bool
-    columns: list[TableColumn]
-    rows: list[dict[str, Any]]
+    columns: list[TableHeader]
+    rows: list[TableTwinRow]
     invalid: list[dict[str, int | str]]
     urls: TableUrls
     page_links: list[PageLink]

@@ -1,7 +1,9 @@
-"""Each page's JSON twin carries exactly the keys its TypedDict (`rollouts/views/twins.py`) names,
-and the documentation lists exactly those: the docs, the type and the endpoint cannot drift
-apart (issue 28). Keys a twin sends only sometimes are the type's optional keys; each case
-below says which answer leaves them out."""
+"""Each page's JSON twin carries exactly the keys its TypedDict names (`rollouts/views/twins.py`
+for a step's pages, `bucket_twins.py` for a bucket's), and the documentation lists exactly
+those: the docs, the type and the endpoint cannot drift apart (issue 28). Keys a twin sends only
+sometimes are the type's optional keys; the sample twin's are the only ones, sent with a sample
+shown and left out without one (below).
+"""
 
 from __future__ import annotations
 
@@ -240,6 +242,19 @@ def test_twin_sends_the_keys_of_its_type(
     assert got == 200, data
     assert_same_keys(list(data), all_keys(DOCUMENTED[twin][0]), f"{name}{query}")
     assert_typed_keys(data, DOCUMENTED[twin][0], f"{name}{query}")
+
+
+@pytest.mark.usefixtures("demo")
+def test_sample_twin_reads_the_sample_from_the_pages_context(client: Client) -> None:
+    """The keys that are null without a sample are filled with one: the twin reads the context
+    by name, so a key renamed on one side only would show here as a null."""
+    status, data = answer(client, "api-view-sample", "?sort=reward", bucket="train", step="1",
+                          position=3)  # fmt: skip
+    assert status == 200
+    assert (data["position"], data["line"], data["error"], data["sort"]) == (3, 4, None, "reward")
+    assert data["rank"] and data["neighbours"] and data["identity"]["position"] == 3
+    assert data["prompt_id"] and isinstance(data["warnings"], list)
+    assert all(data["urls"][name] for name in ("page", "json", "first", "last"))
 
 
 @pytest.mark.usefixtures("demo")
