@@ -76,6 +76,20 @@ class CompareStep(TypedDict):
     url: str
 
 
+class ChosenSample(TypedDict):
+    position: int
+    line: int
+    url: str
+
+
+class ChosenPrompt(TypedDict):
+    """`prompt=` on the compare page: the prompt's first sample in each step."""
+
+    prompt_id: str
+    a: ChosenSample
+    b: ChosenSample
+
+
 class CompareTwin(TypedDict):
     """`api/jsonl/<bucket>/compare`: the compare page's `data` (`compare.compare_context`)."""
 
@@ -87,7 +101,7 @@ class CompareTwin(TypedDict):
     prompts_in_both: int
     flipped_total: int
     flipped: list[dict[str, Any]]
-    prompt: dict[str, Any] | None  # with `prompt=`: its first sample in each step
+    prompt: ChosenPrompt | None  # None without `prompt=`
 
 
 class AppearanceRow(TypedDict):

@@ -25,7 +25,7 @@ from ..store import BadRequest, Catalog, Columns, NotFound, StepIndex, step_file
 from ..store.compare import SOLVED_ABOVE, compare_steps, first_row_of
 from ..store.previews import prompt_previews
 from ..store.promptid import parse_prompt_id
-from .bucket_twins import CompareTwin
+from .bucket_twins import ChosenPrompt, ChosenSample, CompareTwin
 from .decorators import api, page
 from .header import header_context
 from .responses import json_response
@@ -137,33 +137,34 @@ def _dataset(columns: Columns, row: int) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _chosen_prompt(request: HttpRequest, a: Side, b: Side, prompt: str) -> dict[str, Any]:
+def _chosen_prompt(request: HttpRequest, a: Side, b: Side, prompt: str) -> ChosenPrompt:
     """`prompt=`: its first sample in each step, `{"prompt_id", "a", "b"}` (each `{"position",
     "line", "url"}`); a BadRequest when it is no prompt id, NotFound when a step lacks it."""
     wanted = parse_prompt_id(prompt)
     if wanted is None:
         raise BadRequest(f"prompt must be a prompt id (16 hex digits), got {prompt[:40]!r}")
-    chosen: dict[str, Any] = {"prompt_id": prompt}
-    for key, s in (("a", a), ("b", b)):
+    sides: list[ChosenSample] = []
+    for s in (a, b):
         position = first_row_of(s.columns, s.index.invalid, wanted)
         if position is None:
             raise NotFound(f"step {s.label()} has no sample of prompt {prompt}")
-        chosen[key] = {
-            "position": position,
-            "line": s.index.lines[position],
-            "url": s.sample_url(request, position),
-        }
-    return chosen
+        sides.append(
+            {
+                "position": position,
+                "line": s.index.lines[position],
+                "url": s.sample_url(request, position),
+            }
+        )
+    return {"prompt_id": prompt, "a": sides[0], "b": sides[1]}
 
 
-def _pair(a: Side, b: Side, chosen: dict[str, Any]) -> dict[str, Any]:
+def _pair(a: Side, b: Side, chosen: ChosenPrompt) -> dict[str, Any]:
     """The prompt's first sample in each step (`_chosen_prompt`), side by side."""
     sides = []
-    for key, s in (("a", a), ("b", b)):
-        position = chosen[key]["position"]
-        values = s.index.read(position).decoded.values()
-        title = f"step {s.label()}, line {chosen[key]['line']}"
-        sides.append(side(title, chosen[key]["url"], values))
+    for sample, s in ((chosen["a"], a), (chosen["b"], b)):
+        values = s.index.read(sample["position"]).decoded.values()
+        title = f"step {s.label()}, line {sample['line']}"
+        sides.append(side(title, sample["url"], values))
     return pair(*sides)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from ..presentation.group import GroupSummary, SharedLabel
 from ..presentation.sample import SampleIdentity
 from ..presentation.table import TableRow
 
@@ -177,8 +178,8 @@ GroupTwin = TypedDict(
         "max": float | None,
         "zero_signal": bool | None,
         "success": bool,
-        "summary": dict[str, Any],
-        "label": dict[str, Any],
+        "summary": GroupSummary,
+        "label": SharedLabel,
         "sort": str,
         "order": str,
         "from": int | None,
