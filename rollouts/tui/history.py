@@ -19,7 +19,7 @@ from textual.widgets.option_list import Option
 
 from ..presentation.formatting import format_number
 from ..store import Catalog
-from ..store.lineage import Appearance, find_prompt
+from ..store.lineage import Appearance, SkippedStep, find_prompt
 from ..store.promptid import NO_PROMPT, format_prompt_id, prompt_id_of_value
 
 
@@ -28,7 +28,7 @@ class History:
     prompt_id: str
     appearances: list[Appearance]
     steps: list[dict[str, Any]]
-    skipped: list[dict[str, Any]]
+    skipped: list[SkippedStep]
 
 
 def prompt_history(catalog: Catalog, bucket: str, sample: dict[str, Any]) -> History | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from ..store.lineage import SkippedStep
 from .twins import PageUrls
 
 
@@ -132,5 +133,5 @@ class LineageTwin(TypedDict):
     page_size: int
     appearances: list[AppearanceRow]
     steps: list[StepAppearances]
-    skipped: list[dict[str, Any]]  # {"step", "error"}: steps that could not be read
+    skipped: list[SkippedStep]
     urls: PageUrls
