@@ -4,14 +4,31 @@ pages, their JSON twins and the terminal UI. Escaping and styling are the templa
 from .blocks import Block
 from .charts import histogram_bars, scatter
 from .formatting import format_bytes, format_number, format_share, format_stat
-from .group import SORTS, member_row, shared_label, sort_rows, summarize_rows
+from .group import (
+    SORTS,
+    GroupSummary,
+    SharedLabel,
+    member_row,
+    shared_label,
+    sort_rows,
+    summarize_rows,
+)
 from .pair import paired, side
 from .render import Rendered, compile_mask
-from .sample import InfoRow, Node, PresentedSample, Section, present_sample, sample_identity
+from .sample import (
+    InfoRow,
+    Node,
+    PresentedSample,
+    SampleIdentity,
+    Section,
+    present_sample,
+    sample_identity,
+)
 from .spark import spark_path
 from .table import (
     COLUMNS,
     ROWS_PER_PAGE,
+    TableRow,
     next_order,
     page_numbers,
     page_window,
@@ -29,12 +46,16 @@ __all__ = [
     "SORTS",
     "WORDS_COMPARED",
     "Block",
+    "GroupSummary",
     "InfoRow",
     "Node",
     "PresentedSample",
     "Rendered",
+    "SampleIdentity",
     "Section",
+    "SharedLabel",
     "StripCell",
+    "TableRow",
     "Token",
     "TokenView",
     "compile_mask",

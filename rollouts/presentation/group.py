@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from ..store import SUCCESS_ABOVE, TRUNCATED
 from .answers import answers_match, extract_answer
@@ -90,7 +90,25 @@ def sort_rows(rows: Sequence[dict[str, Any]], key: str, order: str) -> list[dict
     return present + sorted(missing, key=lambda r: r["position"])
 
 
-def summarize_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+class GroupSummary(TypedDict):
+    members: int
+    with_reward: int
+    mean_reward: float | None
+    solved: int
+    solved_share: float | None
+    truncated: int
+    matched: int
+    judged: int
+
+
+class SharedLabel(TypedDict):
+    same: bool
+    label: Any  # as the file wrote it; None when the members' labels differ
+    labels: list[Any]
+    text: list[str]
+
+
+def summarize_rows(rows: Sequence[Mapping[str, Any]]) -> GroupSummary:
     """Members, mean reward, solved (a reward above SUCCESS_ABOVE) of those with a reward,
     truncated, and matched of those with both an answer and a label."""
     rewards = [r["reward"] for r in rows if _is_number(r["reward"])]
@@ -108,7 +126,7 @@ def summarize_rows(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def shared_label(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def shared_label(rows: Sequence[Mapping[str, Any]]) -> SharedLabel:
     """The label the members share (`same` true), or each distinct one when they differ."""
     distinct: list[Any] = []
     for row in rows:

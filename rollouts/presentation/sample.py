@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from .formatting import format_number, format_scalar
 from .render import Rendered, render_value
@@ -199,6 +199,18 @@ def present_sample(
     return PresentedSample(info_rows(sample), texts, others, list(warnings), verdict)
 
 
+class SampleIdentity(TypedDict):
+    """`sample_identity`: what the sample page's header and its twin's `identity` say."""
+
+    rank: int
+    total: int
+    order: str
+    line: int
+    file: str
+    position: int
+    sample_index: int | None
+
+
 def sample_identity(
     sample: dict[str, Any],
     *,
@@ -208,7 +220,7 @@ def sample_identity(
     line: int,
     file: str,
     position: int,
-) -> dict[str, Any]:
+) -> SampleIdentity:
     """The one sample's numbers side by side, so none is mistaken for another: its rank in the
     page's ordering ("45 of 64"), its line in the file, its position in the URL (lines counted
     from 0) and its own `sample_index` (which restarts per dataset in eval steps)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from ..store import Columns
 from .formatting import format_number
@@ -54,9 +54,22 @@ def next_order(sort: str | None, descending: bool, column: str, first_order: str
     return "asc" if descending else "desc"
 
 
+class TableRow(TypedDict):
+    position: int
+    line: int
+    reward: float | None
+    reward_parts: dict[str, float] | None  # an object reward's components
+    reward_text: str
+    status: str | None
+    response_length: float | int | None
+    dataset: str | None
+    group_index: float | int | None
+    response: str | None
+
+
 def table_row(
     columns: Columns, position: int, line: int, response: str | None, lengths: tuple[str, ...]
-) -> dict[str, Any]:
+) -> TableRow:
     """One sample's row from the columns; `response` is its preview (None: it has none)."""
     reward = _number(columns, "reward", position)
     parts = {

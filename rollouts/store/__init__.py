@@ -32,7 +32,7 @@ from .jsonio import (
     without_surrogates,
     without_wide_ints,
 )
-from .lineage import Appearance, Appearances, find_prompt, locate_prompt
+from .lineage import Appearance, Appearances, SkippedStep, find_prompt, locate_prompt
 from .lines import Sample
 from .memory import PAGE_RELEASE_BYTES, release_freed_memory
 from .ordering import EVERYTHING, Selection, ValueRange, order_positions, rank_of
@@ -79,6 +79,7 @@ __all__ = [
     "Point",
     "Sample",
     "Selection",
+    "SkippedStep",
     "Snapshot",
     "StepFile",
     "StepIndex",

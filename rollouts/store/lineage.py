@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, TypedDict, overload
 
 from .catalog import Catalog
 from .disk import PromptColumns, prompt_columns_of
@@ -180,14 +180,20 @@ class Appearances(Sequence[Appearance]):
         )
 
 
+class SkippedStep(TypedDict):
+    """A step that could not be read (unreadable, or rewritten while read), and why."""
+
+    step: int
+    error: str
+
+
 @dataclass(slots=True)
 class Lineage:
     """A prompt in a bucket: `find_prompt`'s answer."""
 
     appearances: list[Appearance] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)
-    # Steps that could not be read (unreadable, or rewritten while read): {"step", "error"}.
-    skipped: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[SkippedStep] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -197,7 +203,7 @@ class PromptPlaces:
 
     appearances: Appearances
     steps: list[dict[str, Any]]
-    skipped: list[dict[str, Any]]
+    skipped: list[SkippedStep]
 
 
 def find_prompt(catalog: Catalog, bucket: str, prompt_id: int) -> Lineage:
@@ -212,7 +218,7 @@ def locate_prompt(catalog: Catalog, bucket: str, prompt_id: int) -> PromptPlaces
     that cannot be read is skipped and named, so one bad file does not hide the rest."""
     parts: list[tuple[StepPrompts, list[int]]] = []
     steps: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
+    skipped: list[SkippedStep] = []
     for step in catalog.steps(bucket):
         try:
             prompts = step_prompts(catalog, bucket, step)

@@ -14,7 +14,7 @@ import re
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .columns import CATEGORICAL_KEYS, Columns
 from .errors import BadRequest
@@ -24,6 +24,15 @@ if TYPE_CHECKING:
 
 ORDERS = ("asc", "desc")
 _RANGE = re.compile(r"^([\w.]+):([\[(])\s*([^,\s]+)\s*,\s*([^\])\s]+)\s*([\])])$")
+
+
+class SelectionJson(TypedDict):
+    """A selection as every JSON answer about a step's samples states it."""
+
+    sort: str
+    order: str
+    filters: dict[str, str]
+    range: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +162,7 @@ class Selection:
             words.append(self.range.describe())
         return words
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SelectionJson:
         return {
             "sort": self.sort or "position",
             "order": self.order,

@@ -22,6 +22,7 @@ from ..store import (
     NO_PROMPT,
     Appearance,
     Catalog,
+    SkippedStep,
     find_prompt,
     format_prompt_id,
     prompt_id_of_value,
@@ -33,7 +34,7 @@ class History:
     prompt_id: str
     appearances: list[Appearance]
     steps: list[dict[str, Any]]
-    skipped: list[dict[str, Any]]
+    skipped: list[SkippedStep]
 
 
 def prompt_history(catalog: Catalog, bucket: str, sample: dict[str, Any]) -> History | None:

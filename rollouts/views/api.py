@@ -36,6 +36,7 @@ from ..web import (
 )
 from .decorators import api, is_same_origin
 from .samples import INLINE_COLUMNS_BYTES, ordering_of
+from .twins import StatsTwin
 
 
 @api("GET", "HEAD")
@@ -168,15 +169,25 @@ def api_stats(request: HttpRequest, bucket: str, filename: str) -> HttpResponseB
     """Counts, reward, lengths, groups and histograms of one step, from its columns."""
     catalog = get_catalog(request)
     index = catalog.open_step(bucket, filename)
-    return json_response(
-        {
-            "subdir": bucket,
-            "filename": filename,
-            "size_bytes": index.identity.size,
-            "partial_tail_bytes": index.partial_tail_bytes,
-            **catalog.stats(index),
-        }
-    )
+    stats = catalog.stats(index)
+    twin: StatsTwin = {
+        "subdir": bucket,
+        "filename": filename,
+        "size_bytes": index.identity.size,
+        "partial_tail_bytes": index.partial_tail_bytes,
+        # the keys of stats.step_stats, in its order
+        "samples": stats["samples"],
+        "invalid": stats["invalid"],
+        "status": stats["status"],
+        "truncation_rate": stats["truncation_rate"],
+        "reward": stats["reward"],
+        "reward_by_dataset": stats["reward_by_dataset"],
+        "reward_components": stats["reward_components"],
+        "response_length": stats["response_length"],
+        "groups": stats["groups"],
+        "histograms": stats["histograms"],
+    }
+    return json_response(twin)
 
 
 def step_summary(index: StepIndex) -> dict:

@@ -40,6 +40,7 @@ from ..web import (
     json_response,
     step_url,
 )
+from .bucket_twins import ChosenPrompt, ChosenSample, CompareTwin
 from .decorators import api, page
 from .header import header_context
 
@@ -127,7 +128,7 @@ def compare_context(request: HttpRequest, bucket: str) -> dict[str, Any]:
         flip["a"]["url"] = a.sample_url(request, flip["a"]["position"])
         flip["b"]["url"] = b.sample_url(request, flip["b"]["position"])
         flip["side_by_side_url"] = f"{page_url}&prompt={flip['prompt_id']}#rv-pair"
-    data = {
+    data: CompareTwin = {
         "bucket": bucket,
         "a": {"run": a.run, "step": a.step, "url": a.step_url(request)},
         "b": {"run": b.run, "step": b.step, "url": b.step_url(request)},
@@ -136,6 +137,7 @@ def compare_context(request: HttpRequest, bucket: str) -> dict[str, Any]:
         "prompts_in_both": result["prompts_in_both"],
         "flipped_total": len(result["flipped"]),
         "flipped": listed,
+        "prompt": None,
     }
     prompt = request.GET.get("prompt")
     # Checked for the page and the JSON alike: a bad id is a 400, one not in both steps a 404.
@@ -149,33 +151,34 @@ def _dataset(columns: Columns, row: int) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _chosen_prompt(request: HttpRequest, a: Side, b: Side, prompt: str) -> dict[str, Any]:
+def _chosen_prompt(request: HttpRequest, a: Side, b: Side, prompt: str) -> ChosenPrompt:
     """`prompt=`: its first sample in each step, `{"prompt_id", "a", "b"}` (each `{"position",
     "line", "url"}`); a BadRequest when it is no prompt id, NotFound when a step lacks it."""
     wanted = parse_prompt_id(prompt)
     if wanted is None:
         raise BadRequest(f"prompt must be a prompt id (16 hex digits), got {prompt[:40]!r}")
-    chosen: dict[str, Any] = {"prompt_id": prompt}
-    for key, s in (("a", a), ("b", b)):
+    sides: list[ChosenSample] = []
+    for s in (a, b):
         position = first_row_of(s.columns, s.index.invalid, wanted)
         if position is None:
             raise NotFound(f"step {s.label()} has no sample of prompt {prompt}")
-        chosen[key] = {
-            "position": position,
-            "line": s.index.lines[position],
-            "url": s.sample_url(request, position),
-        }
-    return chosen
+        sides.append(
+            {
+                "position": position,
+                "line": s.index.lines[position],
+                "url": s.sample_url(request, position),
+            }
+        )
+    return {"prompt_id": prompt, "a": sides[0], "b": sides[1]}
 
 
-def _pair(a: Side, b: Side, chosen: dict[str, Any]) -> dict[str, Any]:
+def _pair(a: Side, b: Side, chosen: ChosenPrompt) -> dict[str, Any]:
     """The prompt's first sample in each step (`_chosen_prompt`), side by side."""
     sides = []
-    for key, s in (("a", a), ("b", b)):
-        position = chosen[key]["position"]
-        values = s.index.read(position).decoded.values()
-        title = f"step {s.label()}, line {chosen[key]['line']}"
-        sides.append(side(title, chosen[key]["url"], values))
+    for sample, s in ((chosen["a"], a), (chosen["b"], b)):
+        values = s.index.read(sample["position"]).decoded.values()
+        title = f"step {s.label()}, line {sample['line']}"
+        sides.append(side(title, sample["url"], values))
     return paired(*sides)
 
 

@@ -22,6 +22,7 @@ from ..presentation import (
 )
 from ..store import BadRequest, Catalog, NotFound, StepIndex, group_rows, group_summary, step_name
 from ..web import app_url, int_param, url_maker
+from .twins import GroupTwin
 
 GROUP_MAX_SAMPLES = 64  # members read and listed; a bigger group says how many it leaves out
 _NO_POSITION = -1
@@ -49,8 +50,9 @@ def _choice(request: HttpRequest, name: str, allowed: list[str], default: str) -
 
 def group_table(
     request: HttpRequest, catalog: Catalog, bucket: str, step: str, filename: str, group: int
-) -> tuple[dict[str, Any], dict[int, dict[str, Any]]]:
-    """The table as JSON-able data, and per shown position the texts only the page draws."""
+) -> tuple[GroupTwin, dict[int, dict[str, Any]]]:
+    """The table as JSON-able data (the twin as it is), and per shown position the texts only
+    the page draws."""
     index, summary, positions = open_group(catalog, bucket, filename, group)
     sort = _choice(request, "sort", list(SORTS), "position")
     first_order = SORTS[sort] if "sort" in request.GET else "asc"
@@ -92,10 +94,18 @@ def group_table(
         row["is_from"] = row["position"] == came_from
         other = row["position"] if row["position"] != partner else None
         row["compare_url"] = link(a=partner, b=other) if other is not None else None
-    table = {
+    table: GroupTwin = {
         "subdir": bucket,
         "filename": filename,
-        **summary,
+        "group": summary["group"],
+        "samples": summary["samples"],
+        "n": summary["n"],
+        "mean": summary["mean"],
+        "std": summary["std"],
+        "min": summary["min"],
+        "max": summary["max"],
+        "zero_signal": summary["zero_signal"],
+        "success": summary["success"],
         "summary": summarize_rows(rows),
         "label": shared_label(rows),
         "sort": sort,

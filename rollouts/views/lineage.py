@@ -45,8 +45,10 @@ from ..store import (
     step_filename,
 )
 from ..web import app_url, get_catalog, int_param, json_response, sample_url
+from .bucket_twins import AppearanceRow, LineageTwin
 from .decorators import api, page
 from .header import header_context
+from .twins import PageLinks
 
 PROMPT_PAGE_SIZE = 200  # appearances a page lists by default (a link each: ~40 kB of page)
 _MAX_PAGE = 10**9
@@ -78,7 +80,7 @@ class Listing:
     pages: int
     size: int
 
-    def links(self, url_of: Callable[[int], str]) -> dict[str, str | None]:
+    def links(self, url_of: Callable[[int], str]) -> PageLinks:
         """The first, previous, next and last pages' URLs (None past an end)."""
         return {
             "first": url_of(1),
@@ -88,7 +90,7 @@ class Listing:
         }
 
 
-def lineage_json(request: HttpRequest, bucket: str, prompt_id: str) -> tuple[dict, Listing]:
+def lineage_json(request: HttpRequest, bucket: str, prompt_id: str) -> tuple[LineageTwin, Listing]:
     """The JSON twin's object (a page of appearances, every step's totals) and the listing
     the page draws from."""
     wanted = parse_prompt_id(prompt_id)
@@ -103,7 +105,7 @@ def lineage_json(request: HttpRequest, bucket: str, prompt_id: str) -> tuple[dic
         raise NotFound(f"no sample of bucket {bucket!r} has the prompt {prompt_id}")
     start, stop, pages = page_window(len(appearances), number, size)  # past the end: the last
     listing = Listing(appearances, found.steps, start, stop, start // size + 1, pages, size)
-    data = {
+    data: LineageTwin = {
         "prompt_id": prompt_id,
         "prompt": _read(catalog, bucket, appearances[0]).get("prompt"),
         "total": len(appearances),
@@ -111,7 +113,10 @@ def lineage_json(request: HttpRequest, bucket: str, prompt_id: str) -> tuple[dic
         "pages": pages,
         "page_size": size,
         "appearances": [_appearance_json(request, bucket, a) for a in appearances[start:stop]],
-        "steps": [{k: s[k] for k in ("step", "samples", "mean_reward")} for s in found.steps],
+        "steps": [
+            {"step": s["step"], "samples": s["samples"], "mean_reward": s["mean_reward"]}
+            for s in found.steps
+        ],
         "skipped": found.skipped,  # steps that could not be read: [{"step", "error"}]
         "urls": {
             "page": page_url_maker(request, "prompt", bucket, prompt_id, size)(listing.page),
@@ -122,7 +127,7 @@ def lineage_json(request: HttpRequest, bucket: str, prompt_id: str) -> tuple[dic
     return data, listing
 
 
-def _appearance_json(request: HttpRequest, bucket: str, a: Appearance) -> dict[str, Any]:
+def _appearance_json(request: HttpRequest, bucket: str, a: Appearance) -> AppearanceRow:
     return {
         "step": a.step,
         "position": a.position,
@@ -254,7 +259,7 @@ def _step_pages(listing: Listing) -> list[dict[str, Any]]:
 
 
 def _step_rows(
-    listing: Listing, shown: list[dict], chosen: set[str], page_url: Callable[[int], str]
+    listing: Listing, shown: list[AppearanceRow], chosen: set[str], page_url: Callable[[int], str]
 ) -> list[dict[str, Any]]:
     """The steps this page's appearances are in, each with them; a step with more than this
     page shows (`elsewhere`) links the pages that hold the rest."""

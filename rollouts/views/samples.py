@@ -8,7 +8,6 @@ position (stable while the file grows, unlike its rank in a sorted list), and th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
 from http import HTTPStatus
 from typing import Any
 
@@ -42,16 +41,12 @@ from ..web import (
 from .decorators import Redirect, api, page, render_sample_page
 from .header import header_context
 from .sample_extras import sample_extras
+from .sample_twin import sample_twin
+from .twins import Choices
 
 # Steps up to this size get their columns before the first page (well under 0.1 s), so small
 # steps never show a provisional ordering; bigger ones show the first sample at once instead.
 INLINE_COLUMNS_BYTES = 32 * 1024 * 1024
-# What the JSON twin carries of the page's context, besides the sample.
-TWIN_KEYS = (
-    "data_dir", "bucket", "step", "filename", "records", "total", "columns_ready", "invalid",
-    "partial_tail_bytes", "position", "rank", "line", "warnings", "neighbours", "error",
-    "error_line", "empty", "tokens", "prompt_id",
-)  # fmt: skip
 
 
 def ordering_of(catalog: Catalog, index: StepIndex, selection: Selection) -> Sequence[int]:
@@ -197,7 +192,7 @@ def _unreadable(
     return context, HTTPStatus.UNPROCESSABLE_ENTITY
 
 
-def choices_of(index: StepIndex, sample: dict[str, Any] | None, selection: Selection) -> dict:
+def choices_of(index: StepIndex, sample: dict[str, Any] | None, selection: Selection) -> Choices:
     """Sort columns and filter values for the controls.
 
     Before the column pass has finished, the shown sample's own numeric fields stand in, so the
@@ -271,24 +266,9 @@ def sample_page(request: HttpRequest, bucket: str, step: str, position: int) -> 
 # -- JSON twins --------------------------------------------------------------------------------
 def _twin(request: HttpRequest, bucket: str, step: str, position: int | None) -> HttpResponse:
     context, status = sample_context(request, bucket, step, position, twin=True)
-    data: dict[str, Any] = {key: context.get(key) for key in TWIN_KEYS}
-    data.update(context["query"].as_json())
-    data["steps"] = [{"step": s["step"], "name": s["name"]} for s in context["steps"]]
-    data["buckets"] = [b["name"] for b in context["buckets"]]
-    data["choices"] = context["choices"]
-    data["urls"] = {
-        name: context.get(f"{name}_url")
-        for name in ("page", "json", "first", "prev", "next", "last")
-    }
-    presented = context["sample"]
-    if presented is None:
+    data = sample_twin(context)
+    if context["sample"] is None:
         return json_response(data, status)
-    data["info"] = [asdict(row) for row in presented.info]
-    data["identity"] = context["identity"]
-    data["verdict"] = presented.verdict.as_json() if presented.verdict else None
-    data["rendered"] = {
-        s.name: asdict(s.rendered) for s in presented.texts if s.rendered is not None
-    }
     body = with_raw(data, "sample", context["sample_json"])
     return HttpResponse(body, status=status, content_type=JSON_TYPE)
 

@@ -27,6 +27,7 @@ from ..store.search import (
     search,
 )
 from ..web import app_url, get_catalog, int_param, json_response, url_maker
+from .bucket_twins import SearchTwin
 from .decorators import api, page
 from .header import header_context
 
@@ -58,7 +59,7 @@ def search_params(query: Query, steps: StepRange) -> dict[str, str]:
     return params
 
 
-def run_search(request: HttpRequest, bucket: str) -> dict[str, Any]:
+def run_search(request: HttpRequest, bucket: str) -> SearchTwin:
     """One slice of the search the request asks for, as the JSON says it."""
     query = query_of(request)
     steps = StepRange.parse(request.GET.get("steps"))
@@ -83,7 +84,7 @@ def run_search(request: HttpRequest, bucket: str) -> dict[str, Any]:
 
 def result_json(
     request: HttpRequest, bucket: str, query: Query, steps: StepRange, result: SearchResult
-) -> dict[str, Any]:
+) -> SearchTwin:
     suffix = "?" + urlencode(search_params(query, steps))
     step_urls: dict[str, Any] = {}
 
@@ -170,7 +171,7 @@ def search_page(request: HttpRequest, bucket: str) -> HttpResponse:
     return TemplateResponse(request, "rollouts/search.html", context, status=status)
 
 
-def _shares(result: dict[str, Any]) -> list[dict[str, Any]]:
+def _shares(result: SearchTwin) -> list[dict[str, Any]]:
     """The per-step counts of the first slice as a table (the page without a script)."""
     return [
         {**c, "share": c["matches"] / c["samples"] if c["samples"] else 0.0}

@@ -5,8 +5,6 @@ and `at` (a position: open the page that holds it, with its row marked)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
 
@@ -34,14 +32,16 @@ from ..web import (
 from .decorators import api, page
 from .header import header_context
 from .samples import choices_of
+from .twins import TableHeader, TableTwin, TableTwinRow
 
 _NOWHERE = -1
 _MAX_POSITION = 2**62
 _MAX_PAGE = 10**9
 
 
-def table_context(request: HttpRequest, bucket: str, step: str) -> dict[str, Any]:
-    """The table as JSON-able data (the page adds its header and controls around it)."""
+def table_context(request: HttpRequest, bucket: str, step: str) -> TableTwin:
+    """The table as JSON-able data, its twin as it is (the page adds its header and controls
+    around it)."""
     catalog = get_catalog(request)
     selection = selection_of(request)
     filename = step_filename(step)
@@ -68,13 +68,11 @@ def table_context(request: HttpRequest, bucket: str, step: str) -> dict[str, Any
     def page_url(number: int, to: str = base) -> str:
         return to + query_suffix(selection, page=number if number > 1 else "", **extra)
 
-    rows = []
+    rows: list[TableTwinRow] = []
     for position in shown:
         row = table_row(columns, position, index.lines[position], previews.get(position), lengths)
-        row["url"] = sample_url(position) + keep
-        row["is_at"] = position == at
-        rows.append(row)
-    header = []
+        rows.append({**row, "url": sample_url(position) + keep, "is_at": position == at})
+    header: list[TableHeader] = []
     for column in COLUMNS:
         sort = sort_column(columns, column)
         if sort == "position":  # file order has one direction (positions ascending)
@@ -124,7 +122,6 @@ def table_context(request: HttpRequest, bucket: str, step: str) -> dict[str, Any
             for n in page_numbers(current, pages)
         ],
         "choices": choices_of(index, None, selection),
-        "query": selection,
     }
 
 
@@ -141,7 +138,7 @@ def table_page(request: HttpRequest, bucket: str, step: str) -> HttpResponse:
         {
             "page": "table",
             "table": table,
-            "query": table["query"],
+            "query": selection_of(request),
             "choices": table["choices"],
             "json_url": table["urls"]["json"],
             "default_page_size": ROWS_PER_PAGE,
@@ -153,6 +150,4 @@ def table_page(request: HttpRequest, bucket: str, step: str) -> HttpResponse:
 @api("GET", "HEAD")
 def api_table(request: HttpRequest, bucket: str, filename: str) -> HttpResponseBase:
     """The table page's rows and links as JSON."""
-    table = table_context(request, bucket, step_name(filename))
-    table.pop("query")
-    return json_response(table)
+    return json_response(table_context(request, bucket, step_name(filename)))

@@ -35,6 +35,7 @@ from ..web import (
     with_scalars_version,
     with_update_rules,
 )
+from .bucket_twins import RunChoice, TrendsTwin
 from .decorators import api, page
 from .header import header_context
 
@@ -97,13 +98,13 @@ def api_trends(request: HttpRequest, bucket: str) -> HttpResponseBase:
     return HttpResponse(trends_bytes(request, bucket, after), content_type=JSON_TYPE)
 
 
-def run_choices(request: HttpRequest, bucket: str) -> list[dict[str, Any]]:
+def run_choices(request: HttpRequest, bucket: str) -> list[RunChoice]:
     """The runs whose curves of this bucket can be overlaid on this one's: with several runs
     (ROLLOUTS_DATA_DIRS), every run that has the bucket, each with its trends JSON; none else."""
     current = current_run(request)
     if current is None or len(conf.DATA_DIRS) < 2:
         return []
-    choices = []
+    choices: list[RunChoice] = []
     for name, path in conf.DATA_DIRS.items():
         try:
             if bucket not in catalog_of(path).buckets():
@@ -150,8 +151,8 @@ def trends_json(
     bucket: str,
     after: int,
     snapshot: Snapshot,
-    choices: list[dict[str, Any]],
-) -> dict[str, Any]:
+    choices: list[RunChoice],
+) -> TrendsTwin:
     """The trends answer made from `trends_bytes`'s snapshot and run choices."""
     catalog = get_catalog(request)
     points = snapshot.points

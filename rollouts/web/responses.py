@@ -5,7 +5,7 @@ a HEAD request: its headers without the body (`strip_head_body`)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from http import HTTPStatus
 from typing import Any
 
@@ -77,7 +77,7 @@ def _drop_content(response: HttpResponse) -> None:
     response.content = b""
 
 
-def with_raw(head: dict[str, Any], key: str, raw: bytes) -> bytes:
+def with_raw(head: Mapping[str, Any], key: str, raw: bytes) -> bytes:
     """`head` as a JSON object with `key` set to `raw`, JSON text that is already encoded
     (one sample: its integers beyond 64 bits become strings, as in every object we write)."""
     raw = without_wide_ints(raw)
