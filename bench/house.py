@@ -19,12 +19,15 @@ It prints figures only; tests/unit/test_layout.py is what enforces the rules.
 from __future__ import annotations
 
 import argparse
-import ast
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.support.imports import statement_imports  # noqa: E402
 
 
 def sources(rev: str | None) -> dict[str, str]:
@@ -51,22 +54,6 @@ def module_of(path: str) -> str:
     return ".".join(parts)
 
 
-def imports(module: str, is_package: bool, text: str) -> list[tuple[str, list[str]]]:
-    """(imported module, names taken from it) for every import, relative ones resolved."""
-    package = module if is_package else module.rpartition(".")[0]
-    found: list[tuple[str, list[str]]] = []
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.Import):
-            found += [(alias.name, []) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.append((base, [alias.name for alias in node.names]))
-    return found
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rev", help="a git revision (default: the working tree)")
@@ -83,7 +70,7 @@ def main() -> None:
     links: set[tuple[str, str]] = set()
     private: list[str] = []
     for module, path in modules.items():
-        for imported, names in imports(module, path.endswith("__init__.py"), files[path]):
+        for imported, names in statement_imports(module, path.endswith("__init__.py"), files[path]):
             targets = [imported, *(f"{imported}.{n}" for n in names)]
             target = next((t for t in reversed(targets) if t in modules), None)
             if target is None or target == module:

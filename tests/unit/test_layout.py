@@ -10,6 +10,7 @@ import ast
 import re
 from pathlib import Path
 
+from tests.support.imports import statement_imports
 from tests.support.servers import REPO_ROOT
 
 PACKAGE = REPO_ROOT / "rollouts"
@@ -78,20 +79,8 @@ def python_modules() -> dict[str, Path]:
 
 
 def imported_names(module: str, path: Path) -> list[tuple[str, list[str]]]:
-    """(the module an import statement names, the names it takes) for every import statement,
-    wherever it is (functions included); relative imports resolved."""
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: list[tuple[str, list[str]]] = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.Import):
-            found += [(alias.name, []) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.append((base, [alias.name for alias in node.names]))
-    return found
+    """(the module an import statement names, the names it takes) for every import statement."""
+    return statement_imports(module, path.name == "__init__.py", path.read_text())
 
 
 def is_submodule(name: str) -> bool:
