@@ -56,8 +56,15 @@ def write_big_step(path: Path, target_bytes: int, *, seed: int = 0, step: int = 
             if status == "completed":
                 response += f"\n</think>\n\n$\\boxed{{{prompt.problem.answer}}}${IM_END}"
             rec = make_sample(
-                rng, step=step, sample_index=count, group_index=count // 8, prompt=prompt,
-                status=status, response=response, token_ids=False)  # fmt: skip
+                rng,
+                step=step,
+                sample_index=count,
+                group_index=count // 8,
+                prompt=prompt,
+                status=status,
+                response=response,
+                token_ids=False,
+            )
             rec["response_length"] = rec["response_token_count"] = n
             rec["total_length"] = rec["total_token_count"] = n + prompt.tokens
             # Empty arrays in writer order (just before label), then splice the pooled runs in.

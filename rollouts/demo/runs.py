@@ -97,11 +97,15 @@ def _train_records(
     owed, left = 0.0, 0
     if steady:
         bounds = [round(saturated.count(False) * c / sum(weights)) for c in accumulate(weights)]
-        plan = [s for s, (lo, hi) in zip(STATUSES, pairwise([0, *bounds]), strict=True)
-                for _ in range(hi - lo)]  # fmt: skip
+        plan = [
+            s
+            for s, (lo, hi) in zip(STATUSES, pairwise([0, *bounds]), strict=True)
+            for _ in range(hi - lo)
+        ]
         rng.shuffle(plan)
-        statuses = [fixed.get(i) or ("completed" if sat else plan.pop())
-                    for i, sat in enumerate(saturated)]  # fmt: skip
+        statuses = [
+            fixed.get(i) or ("completed" if sat else plan.pop()) for i, sat in enumerate(saturated)
+        ]
         completed = [i for i, s in enumerate(statuses) if s == "completed"]
         sat_groups = range(2, n_groups, 4)  # as many solved as the curve says, give or take one
         solved = set(rng.sample(sat_groups, int(p * len(sat_groups) + rng.random())))
@@ -124,10 +128,16 @@ def _train_records(
                 status = rng.choices(STATUSES, weights)[0]
             urn = steady and status == "completed" and not saturated[i]
             record = make_sample(
-                rng, step=step, sample_index=i, group_index=g, prompt=prompt,
-                status=status, response="" if step == i == 0 else None,
+                rng,
+                step=step,
+                sample_index=i,
+                group_index=g,
+                prompt=prompt,
+                status=status,
+                response="" if step == i == 0 else None,
                 p_correct=_clamp(owed / left) if urn else group_p,
-                multi_reward=step == steps // 2)  # fmt: skip
+                multi_reward=step == steps // 2,
+            )
             if urn:
                 reward, left = record["reward"], left - 1
                 owed -= reward["acc"] if isinstance(reward, dict) else reward
@@ -151,10 +161,20 @@ def _eval_records(
             if prompt is None or not per_prompt or i % per_prompt == 0:
                 prompt = _eval_prompt(seed, dataset, i // per_prompt if per_prompt else i)
             group = i // per_prompt if per_prompt else None
-            records.append(make_sample(
-                rng, step=step, sample_index=i, group_index=group, kind="eval", dataset=dataset,
-                prompt=prompt, p_correct=p, status=rng.choices(STATUSES, weights)[0],
-                log_probs=False))  # fmt: skip
+            records.append(
+                make_sample(
+                    rng,
+                    step=step,
+                    sample_index=i,
+                    group_index=group,
+                    kind="eval",
+                    dataset=dataset,
+                    prompt=prompt,
+                    p_correct=p,
+                    status=rng.choices(STATUSES, weights)[0],
+                    log_probs=False,
+                )
+            )
     return records
 
 
@@ -228,8 +248,13 @@ def write_demo_runs(
     runs = {name: Path(root) / name for name in RUNS}
     for name, save in runs.items():
         write_demo(
-            save, train_steps=train_steps, eval_every=eval_every,
-            samples_per_step=samples_per_step, group_size=group_size, seed=seed,
-            curve=RUNS[name], steady=True,
-        )  # fmt: skip
+            save,
+            train_steps=train_steps,
+            eval_every=eval_every,
+            samples_per_step=samples_per_step,
+            group_size=group_size,
+            seed=seed,
+            curve=RUNS[name],
+            steady=True,
+        )
     return runs

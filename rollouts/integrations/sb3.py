@@ -228,9 +228,14 @@ class Hooks:
         final = self.saver.relative(self.saver.path("final"))
         files = sorted({*self.saver.models(), final})
         self.saver.save(
-            self.model, "final", ticks, stopped=stopped, stop_reason=self.stop_reason,
-            checkpoint_files=files, recovery_model=final,
-        )  # fmt: skip
+            self.model,
+            "final",
+            ticks,
+            stopped=stopped,
+            stop_reason=self.stop_reason,
+            checkpoint_files=files,
+            recovery_model=final,
+        )
         emit("stopped" if stopped else "done", timesteps=ticks, checkpoint=final)
 
     def failed(self, model: Any, exc: BaseException) -> None:

@@ -28,8 +28,9 @@ def word_diff(a: str, b: str, limit: int = WORDS_COMPARED) -> dict[str, Any]:
     runs_a: list[dict[str, Any]] = []
     runs_b: list[dict[str, Any]] = []
     changed_a = changed_b = 0
-    matcher = SequenceMatcher(None, [w.rstrip() for w in head_a], [w.rstrip() for w in head_b],
-                              autojunk=False)  # fmt: skip
+    matcher = SequenceMatcher(
+        None, [w.rstrip() for w in head_a], [w.rstrip() for w in head_b], autojunk=False
+    )
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         same = tag == "equal"
         _append(runs_a, "".join(head_a[i1:i2]), not same)

@@ -141,9 +141,15 @@ class StepIndex:
         size = identity.size
         fd = f.fileno()
         pos, line_no, stopped = scan_lines(
-            f, size, self.committed, self.committed_lines, self.starts, self.ends, self.lines,
+            f,
+            size,
+            self.committed,
+            self.committed_lines,
+            self.starts,
+            self.ends,
+            self.lines,
             stop_after,
-        )  # fmt: skip
+        )
         self.committed = pos
         self.committed_lines = line_no
         self.partial_tail_bytes = 0

@@ -27,8 +27,15 @@ from rollouts.web import scalars_state
 
 # Django's options of every command: still accepted, but left out of --help and the usage line,
 # which then show only the viewer's own flags (`relax-viewer --help` is what users read first).
-DJANGO_OPTIONS = ("--version", "--verbosity", "--settings", "--pythonpath", "--traceback",
-                  "--no-color", "--force-color")  # fmt: skip
+DJANGO_OPTIONS = (
+    "--version",
+    "--verbosity",
+    "--settings",
+    "--pythonpath",
+    "--traceback",
+    "--no-color",
+    "--force-color",
+)
 
 
 def installed_version() -> str:
