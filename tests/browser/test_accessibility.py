@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.support.a11y import axe_violations
-from tests.support.demo_pages import PAGES, page_urls, write_demo_runs
+from tests.support.demo_pages import PAGES, demo_viewer
 from tests.support.servers import REPO_ROOT, ServerProcess, run_visualize
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
@@ -20,10 +20,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    root = tmp_path_factory.mktemp("demo") / "runs"
-    latest = write_demo_runs(root)
-    with run_visualize(root) as server:
-        server.pages = page_urls(latest)  # type: ignore[attr-defined]
+    with demo_viewer(tmp_path_factory.mktemp("demo") / "runs") as server:
         yield server
 
 
@@ -35,9 +32,15 @@ def trainer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]
         yield s
 
 
-def check(browser: Browser, url: str, theme: Literal["light", "dark"]) -> list[str]:
+PHONE_WIDTH = 390
+
+
+def check(
+    browser: Browser, url: str, theme: Literal["light", "dark"], width: int = 1440
+) -> list[str]:
+    height = 844 if width == PHONE_WIDTH else 900  # a phone's, as the review measured
     context = browser.new_context(
-        color_scheme=theme, viewport={"width": 1440, "height": 900}, bypass_csp=True
+        color_scheme=theme, viewport={"width": width, "height": height}, bypass_csp=True
     )  # axe is injected as an inline script, which the pages' CSP refuses
     try:
         page = context.new_page()
@@ -45,6 +48,9 @@ def check(browser: Browser, url: str, theme: Literal["light", "dark"]) -> list[s
         assert response is not None and response.status == (404 if "/999/" in url else 200), url
         expect(page.locator("html")).to_have_attribute("data-theme", theme)
         page.wait_for_load_state("networkidle")
+        if width == PHONE_WIDTH:  # the header's menu open: what it shows is checked too
+            page.locator("#rv-menu-button").click()
+            expect(page.locator("#rv-header")).to_have_attribute("data-menu", "open")
         headings = page.locator("h1").count()  # every page says what it is, to a screen reader too
         return axe_violations(page) + ([] if headings == 1 else [f"{headings} h1 elements"])
     finally:
@@ -55,6 +61,12 @@ def check(browser: Browser, url: str, theme: Literal["light", "dark"]) -> list[s
 @pytest.mark.parametrize("name", PAGES)  # one page of each type
 def test_no_serious_accessibility_violation(browser, demo, name, theme):
     assert check(browser, demo.url(demo.pages[name]), theme) == []
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("name", PAGES)
+def test_no_serious_accessibility_violation_on_a_phone(browser, demo, name, theme):
+    assert check(browser, demo.url(demo.pages[name]), theme, width=PHONE_WIDTH) == []
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])

@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from rollouts.store.promptid import format_prompt_id, prompt_id_of_value
+from tests.support.servers import ServerProcess, run_visualize
 
 RUN = "/runs/steady-rise"
 PAGES = {
@@ -45,3 +48,13 @@ def write_demo_runs(root: Path) -> dict[str, int | str]:
 
 def page_urls(latest: dict[str, int | str]) -> dict[str, str]:
     return {name: path.format(**latest) for name, path in PAGES.items()}
+
+
+@contextmanager
+def demo_viewer(root: Path) -> Iterator[ServerProcess]:
+    """`visualize` on the demo runs written under `root`; `server.pages` names one URL of
+    each page type."""
+    latest = write_demo_runs(root)
+    with run_visualize(root) as server:
+        server.pages = page_urls(latest)  # type: ignore[attr-defined]
+        yield server
