@@ -152,7 +152,8 @@ def test_the_page_says_how_many_hits_of_how_many_matches(client, settings, data,
     ).content.decode()
     assert '<span id="rv-hits-count" class="rv-meta">4</span>' in page
     assert '<span id="rv-matches-count">25</span>' in page
-    assert "matches shown" in page
+    done = '<span id="rv-matches-noun">matches</span> shown<span id="rv-matches-state"></span>'
+    assert done in page  # every step searched: the count is complete
     # Each hit shows its chips: the latest step's first sample, reward 0.0, completed, and
     # \boxed{7} as the label says; the next one truncated, \boxed{8} where the label says 7.
     first, second = page.split('<li class="rv-hit"')[1:3]
