@@ -36,7 +36,7 @@ from .table import (
     table_row,
 )
 from .tokens import LOGPROBS_KEY, StripCell, Token, TokenView, token_view
-from .verdict import reward_scale
+from .verdict import answer_check, badge_json, hit_badges, reward_scale
 from .worddiff import WORDS_COMPARED, word_diff
 
 __all__ = [
@@ -58,12 +58,15 @@ __all__ = [
     "TableRow",
     "Token",
     "TokenView",
+    "answer_check",
+    "badge_json",
     "compile_mask",
     "format_bytes",
     "format_number",
     "format_share",
     "format_stat",
     "histogram_bars",
+    "hit_badges",
     "member_row",
     "next_order",
     "page_numbers",

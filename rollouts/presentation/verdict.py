@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, TypeGuard
 
@@ -78,6 +79,29 @@ def judge_sample(sample: dict[str, Any], scale: tuple[float, float] | None = Non
         match=answers_agree(answer.text, label) if answer and label is not None else None,
         cut=cut_marker(sample),
     )
+
+
+def answer_check(sample: Mapping[str, Any]) -> bool | None:
+    """The sample header's check alone (a search hit's ✓/✗): whether the response's final
+    answer agrees with the label; None when it has no answer or no label (null is none)."""
+    answer = extract_answer(sample.get("response"))
+    label = sample.get("label")
+    if answer is None or label is None:
+        return None
+    return answers_agree(answer.text, label_text(label))
+
+
+def hit_badges(reward: float | None, status: str | None) -> list[Badge]:
+    """A search hit's chips: its reward (on the 0..1 scale: the step's range is not read for a
+    hit) and its status, toned as the sample header's."""
+    badges = [_reward_badge("reward", reward, None)]
+    status_chip = status_badge(status)
+    return badges if status_chip is None else [*badges, status_chip]
+
+
+def badge_json(badge: Badge) -> dict[str, str]:
+    """A chip as the JSON says it: name, display, tone, kind and its CSS class."""
+    return _badge_json(badge)
 
 
 # -- reward and status -------------------------------------------------------------------------

@@ -30,6 +30,12 @@ share = register.filter("share", pct)
 
 
 @register.filter
+def count(value: Any) -> str:
+    """A count with thousands separators ("1,665"), as the scripts' `formatCount`; "–" for none."""
+    return "–" if value is None else f"{int(value):,}"
+
+
+@register.filter
 def stat(value: Any) -> str:
     """`format_stat` (whole numbers as integers), or "–" for no value."""
     return "–" if value is None else format_stat(value)

@@ -1,5 +1,6 @@
 """Search every step of the bucket from the terminal (`/`): a query, the hits as they come in
-(slice after slice of `store.search`, on a worker thread), Enter on a hit to open it.
+(slice after slice of `store.search`, on a worker thread; the latest step first, as on the web),
+each with its reward, status and answer check, Enter on a hit to open it.
 
 The screen answers the step name and position of the chosen hit (or None), and the app opens
 that sample, as the web's hit list links to it.
@@ -19,12 +20,15 @@ from textual.widgets import Checkbox, Input, Label, OptionList, Select
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from ..presentation import answer_check, hit_badges
 from ..store import Catalog, StoreError
-from ..store.search import Budget, Cursor, Query, SearchResult, search
+from ..store.search import Budget, Cursor, Hit, Query, SearchResult, search
 
 HIT_LIMIT = 500  # hits listed (counting goes on for the status line)
 SLICE_SECONDS = 0.25  # each slice, so the list fills in and Escape is heard
 MATCH_STYLE = "black on yellow"
+# A chip's tone (presentation.verdict) as a terminal colour.
+TONE_STYLES = {"right": "green", "ok": "green", "wrong": "red", "bad": "red", "none": "dim"}
 # Where to look, as the web page's `field` (a hit names the field it was found in).
 FIELD_OPTIONS = (
     ("any field", "any"),
@@ -34,10 +38,21 @@ FIELD_OPTIONS = (
 )
 
 
-def hit_text(hit_step: int, position: int, field: str, before: str, match: str, after: str) -> Text:
-    """One line of the hit list: where, then the snippet on one line with the match marked."""
-    text = Text(f"step {hit_step} #{position} {field}: ", style="dim")
-    for part, style in ((before, ""), (match, MATCH_STYLE), (after, "")):
+def hit_text(hit: Hit) -> Text:
+    """One line of the hit list: where, the sample's reward, status and answer check (coloured
+    as the web's chips), then the snippet on one line with the match marked."""
+    text = Text(f"step {hit.step} #{hit.position} {hit.field} [", style="dim")
+    parts = [
+        (f"reward {b.display}" if b.name == "reward" else b.display, b.tone)
+        for b in hit_badges(hit.reward, hit.status)
+    ]
+    if hit.match is not None:
+        parts.append(("\u2713" if hit.match else "\u2717", "right" if hit.match else "wrong"))
+    for i, (shown, tone) in enumerate(parts):
+        text.append((", " if i else "") + shown, style=TONE_STYLES.get(tone, "yellow"))
+    text.append("]: ", style="dim")
+    snippet = hit.snippet
+    for part, style in ((snippet.before, ""), (snippet.match, MATCH_STYLE), (snippet.after, "")):
         text.append(part.replace("\n", "\u23ce"), style=style)
     return text
 
@@ -51,7 +66,6 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
         super().__init__()
         self.catalog = catalog
         self.bucket = bucket
-        self.matches = 0
 
     def compose(self) -> ComposeResult:
         with Vertical(id="search-box"):
@@ -85,7 +99,6 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
             self._status(str(exc))
             return
         self.query_one("#search-hits", OptionList).clear_options()
-        self.matches = 0
         self._status("searching ...")
         self._search(query)
 
@@ -102,6 +115,8 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
                     limit=HIT_LIMIT,
                     after=cursor,
                     budget=Budget(SLICE_SECONDS),
+                    newest=True,
+                    check=answer_check,
                 )
             except StoreError as exc:
                 self.app.call_from_thread(self._status, str(exc))
@@ -116,23 +131,12 @@ class SearchScreen(ModalScreen[tuple[str, int] | None]):
     def _add(self, result: SearchResult) -> None:
         hits = self.query_one("#search-hits", OptionList)
         hits.add_options(
-            Option(
-                hit_text(
-                    hit.step,
-                    hit.position,
-                    hit.field,
-                    hit.snippet.before,
-                    hit.snippet.match,
-                    hit.snippet.after,
-                ),
-                id=f"{hit.name}:{hit.position}",
-            )
-            for hit in result.hits
+            Option(hit_text(hit), id=f"{hit.name}:{hit.position}") for hit in result.hits
         )
-        self.matches += sum(count.matches for count in result.per_step)
         where = f"{result.scanned_steps} of {result.total_steps} steps"
         state = "searched" if result.done else "searching ..."
-        self._status(f"{self.matches} matching samples, {where} {state}")
+        listed = f" ({result.listed} listed)" if result.listed < result.matches else ""
+        self._status(f"{result.matches} matching samples{listed}, {where} {state}")
         if result.hits and hits.highlighted is None:
             hits.highlighted = 0
 

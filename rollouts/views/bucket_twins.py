@@ -17,6 +17,10 @@ class SearchHit(TypedDict):
     field: str
     snippet: dict[str, str]  # before, match, after
     url: str
+    reward: float | None  # finite, else None (missing, NaN, an object of rewards)
+    status: str | None
+    match: bool | None  # the answer check: None when there is no answer or no label
+    chips: list[dict[str, str]]  # reward and status as the page shows them (name, tone, ...)
 
 
 class StepMatches(TypedDict):
@@ -33,12 +37,15 @@ class SearchTwin(TypedDict):
     field: str
     regex: bool
     case: bool
+    order: str  # newest (the latest step first) or oldest
     done: bool
     cursor: str | None
     scanned_steps: int
     total_steps: int
     scanned_bytes: int
     elapsed_s: float
+    matches: int  # samples matched in the steps searched so far, over every slice
+    listed: int  # hits listed so far, over every slice (at most `limit`)
     hits: list[SearchHit]
     per_step: list[StepMatches]
 

@@ -14,11 +14,13 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
 
 from ..conf import conf
+from ..presentation import answer_check, badge_json, hit_badges
 from ..store import BadRequest
 from ..store.search import (
     DEFAULT_LIMIT,
     FIELD_CHOICES,
     MAX_LIMIT,
+    ORDERS,
     Budget,
     Cursor,
     Query,
@@ -51,6 +53,14 @@ def query_of(request: HttpRequest) -> Query:
     )
 
 
+def order_of(request: HttpRequest) -> str:
+    """`order`: newest (the default: the latest step's hits first) or oldest."""
+    order = request.GET.get("order") or ORDERS[0]
+    if order not in ORDERS:
+        raise BadRequest(f"order must be one of {', '.join(ORDERS)}, got {order[:20]!r}")
+    return order
+
+
 def search_params(query: Query, steps: StepRange) -> dict[str, str]:
     """The query string a hit's link carries, so its sample page moves among the matches."""
     params = query.params()
@@ -69,6 +79,7 @@ def run_search(request: HttpRequest, bucket: str) -> SearchTwin:
     lines = int_param(request, "lines", 0, 0, MAX_LINES) or None
     raw_after = request.GET.get("after")
     after = Cursor.parse(raw_after) if raw_after else None
+    order = order_of(request)
     query.matcher()  # a bad regex is a 400 before anything is read
     result = search(
         get_catalog(request),
@@ -78,12 +89,19 @@ def run_search(request: HttpRequest, bucket: str) -> SearchTwin:
         limit=limit,
         after=after,
         budget=Budget(seconds=conf.SEARCH_MS / 1000, lines=lines),
+        newest=order == "newest",
+        check=answer_check,
     )
-    return result_json(request, bucket, query, steps, result)
+    return result_json(request, bucket, query, steps, result, order)
 
 
 def result_json(
-    request: HttpRequest, bucket: str, query: Query, steps: StepRange, result: SearchResult
+    request: HttpRequest,
+    bucket: str,
+    query: Query,
+    steps: StepRange,
+    result: SearchResult,
+    order: str = ORDERS[0],
 ) -> SearchTwin:
     suffix = "?" + urlencode(search_params(query, steps))
     step_urls: dict[str, Any] = {}
@@ -98,12 +116,15 @@ def result_json(
         "field": query.field,
         "regex": query.regex,
         "case": query.case,
+        "order": order,
         "done": result.done,
         "cursor": str(result.cursor) if result.cursor is not None else None,
         "scanned_steps": result.scanned_steps,
         "total_steps": result.total_steps,
         "scanned_bytes": result.scanned_bytes,
         "elapsed_s": result.elapsed_s,
+        "matches": result.matches,
+        "listed": result.listed,
         "hits": [
             {
                 "step": hit.step,
@@ -112,6 +133,10 @@ def result_json(
                 "field": hit.field,
                 "snippet": hit.snippet.as_json(),
                 "url": url(hit.name, hit.position),
+                "reward": hit.reward,
+                "status": hit.status,
+                "match": hit.match,
+                "chips": [badge_json(b) for b in hit_badges(hit.reward, hit.status)],
             }
             for hit in result.hits
         ],
@@ -139,12 +164,14 @@ def search_page(request: HttpRequest, bucket: str) -> HttpResponse:
         "regex": request.GET.get("regex") == "1",
         "case": request.GET.get("case") == "1",
         "steps": request.GET.get("steps", ""),
+        "order": request.GET.get("order") or ORDERS[0],
     }
     context.update(
         {
             "page": "search",
             "form": form,
             "fields": FIELD_CHOICES,
+            "orders": ORDERS,
             "form_url": app_url(request, "search", bucket=bucket),
             "api_url": api_url,
             "result": None,
@@ -175,5 +202,5 @@ def _shares(result: SearchTwin) -> list[dict[str, Any]]:
     """The per-step counts of the first slice as a table (the page without a script)."""
     return [
         {**c, "share": c["matches"] / c["samples"] if c["samples"] else 0.0}
-        for c in result["per_step"]
+        for c in sorted(result["per_step"], key=lambda c: c["step"])
     ]

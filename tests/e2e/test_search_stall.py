@@ -99,8 +99,13 @@ class InBackground(threading.Thread):
 def test_a_sample_page_answers_in_its_usual_time_while_a_catastrophic_search_runs(
     server: ServerProcess,
 ) -> None:
-    bad = InBackground(
-        server, "/api/jsonl/train/search", q=CATASTROPHIC, regex="1", field="response"
+    bad = InBackground(  # in step order: the long response's step is searched as designed
+        server,
+        "/api/jsonl/train/search",
+        q=CATASTROPHIC,
+        regex="1",
+        field="response",
+        order="oldest",
     )
     bad.start()
     time.sleep(0.3)  # under way: the step is indexed, so it is matching by now

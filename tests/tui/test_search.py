@@ -1,5 +1,6 @@
 """Search across the steps from the terminal UI (`/`), driven through textual's pilot: the hits
-of every step are listed with the match, and Enter opens the chosen one at its step."""
+of every step are listed with the match, the latest step first, each with its reward, status and
+answer check, and Enter opens the chosen one at its step."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ async def wait_for_search(app: RolloutsApp, pilot: Pilot, screen: SearchScreen) 
 
 
 def test_search_lists_the_hits_of_every_step_and_enter_opens_one(write_step, data_dir):
-    write_step("train", 1, [sample(0), sample(1, response="I apologize,\nreally"), sample(2)])
+    sorry = sample(1, response="I apologize,\nreally \\boxed{3}", label="4", status="truncated")
+    write_step("train", 1, [sample(0), sorry, sample(2)])
     write_step("train", 2, [sample(0, response="fine"), sample(1)])
     write_step("train", 3, [sample(i) for i in range(3)] + [sample(3, response="i APOLOGIZE")])
 
@@ -48,15 +50,16 @@ def test_search_lists_the_hits_of_every_step_and_enter_opens_one(write_step, dat
         assert isinstance(screen, SearchScreen)
         await press(app, pilot, *"apologize", "enter")
         await wait_for_search(app, pilot, screen)
-        assert hit_lines(screen) == [
-            "step 1 #1 response: I apologize,\u23cereally",
-            "step 3 #3 response: i APOLOGIZE",
+        assert hit_lines(screen) == [  # the latest step first
+            "step 3 #3 response [reward 1.0000, completed]: i APOLOGIZE",
+            "step 1 #1 response [reward 1.0000, truncated, \u2717]: "
+            "I apologize,\u23cereally \\boxed{3}",
         ]
         status = str(screen.query_one("#search-status").render())
         assert status.startswith("2 matching samples, 3 of 3 steps searched")
         await press(app, pilot, "tab", "tab", "tab", "tab")  # past field, regex, case: the hits
         assert screen.query_one("#search-hits", OptionList).has_focus
-        await press(app, pilot, "enter")  # the first hit: step 1, position 1
+        await press(app, pilot, "down", "enter")  # the second hit: step 1, position 1
         await settle(app, pilot)
         assert not isinstance(app.screen, SearchScreen)
         assert step_of(app) == 1
@@ -76,14 +79,16 @@ def test_the_search_looks_in_the_field_chosen(write_step, data_dir):
         await press(app, pilot, *"question 7", "enter")  # any field: response, then prompt
         await wait_for_search(app, pilot, screen)
         assert [line.split(":")[0] for line in hit_lines(screen)] == [
-            "step 1 #0 response",
-            "step 1 #2 prompt",
+            "step 1 #0 response [reward 0.0000, completed]",
+            "step 1 #2 prompt [reward 1.0000, completed]",
         ]
         screen.query_one("#search-field", Select).value = "prompt"
         screen.query_one("#search-query", Input).focus()
         await press(app, pilot, "enter")
         await wait_for_search(app, pilot, screen)
-        assert [line.split(":")[0] for line in hit_lines(screen)] == ["step 1 #2 prompt"]
+        assert [line.split(":")[0] for line in hit_lines(screen)] == [
+            "step 1 #2 prompt [reward 1.0000, completed]"
+        ]
 
     drive(RolloutsApp(data_dir), scenario)
 

@@ -33,9 +33,10 @@ def test_search_answers_in_the_documented_shape(client):
     status, data = get_json(client, "/api/jsonl/train/search", q='"hi"\nnow')
     assert status == 200
     assert list(data) == [
-        "q", "field", "regex", "case", "done", "cursor", "scanned_steps", "total_steps",
-        "scanned_bytes", "elapsed_s", "hits", "per_step",
+        "q", "field", "regex", "case", "order", "done", "cursor", "scanned_steps",
+        "total_steps", "scanned_bytes", "elapsed_s", "matches", "listed", "hits", "per_step",
     ]  # fmt: skip
+    assert (data["order"], data["matches"], data["listed"]) == ("newest", 1, 1)
     assert (data["q"], data["field"], data["regex"], data["case"]) == (
         '"hi"\nnow',
         "any",
@@ -48,9 +49,9 @@ def test_search_answers_in_the_documented_shape(client):
         2,
         2,
     )
-    assert data["per_step"] == [
-        {"step": 1, "samples": 3, "matches": 1},
+    assert data["per_step"] == [  # the latest step first
         {"step": 2, "samples": 2, "matches": 0},
+        {"step": 1, "samples": 3, "matches": 1},
     ]
     [hit] = data["hits"]
     assert {k: hit[k] for k in ("step", "position", "line", "field")} == {
@@ -64,9 +65,9 @@ def test_search_in_a_run_of_several(client, settings, data_dir):
     settings.ROLLOUTS_DATA_DIRS = {"a": str(data_dir)}
     status, data = get_json(client, "/runs/a/api/jsonl/train/search", q="hi", case="1", limit="5")
     assert status == 200
-    # "nothing" holds "hi" too.
-    assert [(h["step"], h["position"]) for h in data["hits"]] == [(1, 0), (1, 2), (2, 0)]
-    assert data["hits"][0]["url"].startswith(PREFIX + "/runs/a/train/1/sample/0/?q=hi&case=1")
+    # "nothing" holds "hi" too; the latest step first.
+    assert [(h["step"], h["position"]) for h in data["hits"]] == [(2, 0), (1, 0), (1, 2)]
+    assert data["hits"][1]["url"].startswith(PREFIX + "/runs/a/train/1/sample/0/?q=hi&case=1")
 
 
 @pytest.mark.parametrize(
@@ -80,6 +81,7 @@ def test_search_in_a_run_of_several(client, settings, data_dir):
         ({"q": "x", "limit": "1000000"}, "limit"),
         ({"q": "x", "field": "reward"}, "field"),
         ({"q": "x", "case": "yes"}, "case"),
+        ({"q": "x", "order": "latest"}, "order must be one of newest, oldest"),
     ],
 )
 def test_bad_parameters_are_400_in_the_error_shape(client, params, fragment):

@@ -254,7 +254,9 @@ def test_refused_patterns_are_400_on_the_api_and_the_page_and_said_on_a_sample(c
 
 def test_a_catastrophic_search_answers_with_its_hits(client, app_data, write_step):
     write_step("train", 2, [{"response": (WORDS * 40_000).strip()}, {"response": "Done."}])
-    response = client.get(PREFIX + "/api/jsonl/train/search", {"q": CATASTROPHIC, "regex": "1"})
+    response = client.get(
+        PREFIX + "/api/jsonl/train/search", {"q": CATASTROPHIC, "regex": "1", "order": "oldest"}
+    )
     data = json.loads(response.content)
     assert response.status_code == 200 and data["done"] is True
     assert [(h["step"], h["position"]) for h in data["hits"]] == [(0, 0), (1, 0), (2, 1)]

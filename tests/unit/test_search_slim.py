@@ -37,7 +37,7 @@ def without_label(**extra: Any) -> dict[str, Any]:
 
 
 def fields(record: dict[str, Any]) -> dict[str, Any]:
-    return {k: record.get(k) for k in ("prompt", "response", "label")}
+    return {k: record.get(k) for k in ("prompt", "response", "label", "reward", "status")}
 
 
 def test_a_relax_line_is_read_without_its_arrays_and_gives_the_same_fields():

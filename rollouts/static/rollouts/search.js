@@ -7,7 +7,7 @@
 import { createChart } from "./chart.js";
 import { byId, element as html } from "./lib/dom.js";
 import { getJson as requestJsonBody } from "./lib/fetch.js";
-import { formatShare } from "./lib/numbers.js";
+import { formatCount, formatShare } from "./lib/numbers.js";
 import { stepFromHash, withParams as withQuery } from "./lib/url.js";
 
 let main;
@@ -54,11 +54,52 @@ function hitItem(hit) {
     ),
   );
   link.append(" ");
+  link.appendChild(hitChips(hit));
+  link.append(" ");
   const snippet = link.appendChild(html("span", "rv-snippet"));
   snippet.append(hit.snippet.before);
   snippet.appendChild(html("mark", "rv-search-mark", hit.snippet.match));
   snippet.append(hit.snippet.after);
   return item;
+}
+
+// The hit's reward and status chips as the server toned them, and its answer check.
+function hitChips(hit) {
+  const chips = html("span", "rv-chips rv-hit-chips");
+  (hit.chips || []).forEach((chip) => {
+    const item = chips.appendChild(html("span", "rv-chip " + chip.class));
+    item.setAttribute("data-field", chip.name);
+    item.setAttribute("data-tone", chip.tone);
+    item.appendChild(html("span", "rv-chip-name", chip.name));
+    item.append(" " + chip.display);
+  });
+  if (hit.match === true || hit.match === false) {
+    const check = chips.appendChild(
+      html(
+        "span",
+        "rv-chip rv-hit-match " + (hit.match ? "rv-tone-right" : "rv-tone-wrong"),
+        (hit.match ? "\u2713" : "\u2717") + " answer",
+      ),
+    );
+    check.setAttribute("data-match", hit.match ? "yes" : "no");
+    check.title = "the response's final answer against the label";
+  }
+  return chips;
+}
+
+// "12 of 1,665 matches shown", and whether the count is still going.
+function showTotal(matches, done) {
+  const total = byId("rv-hits-total");
+  if (!total) return;
+  if (matches !== undefined) total.setAttribute("data-matches", String(matches));
+  const count = Number(total.getAttribute("data-matches"));
+  byId("rv-hits-count").textContent = formatCount(
+    byId("rv-hits").querySelectorAll(".rv-hit").length,
+  );
+  byId("rv-matches-count").textContent = formatCount(count);
+  byId("rv-matches-noun").textContent = count === 1 ? "match" : "matches";
+  if (done !== undefined)
+    byId("rv-matches-state").textContent = done ? "" : ", still counting\u2026";
 }
 
 function addHits(hits) {
@@ -68,7 +109,7 @@ function addHits(hits) {
   hits.forEach((hit) => {
     list.appendChild(hitItem(hit));
   });
-  byId("rv-hits-count").textContent = String(list.querySelectorAll(".rv-hit").length);
+  showTotal();
   applyFilter();
 }
 
@@ -127,7 +168,7 @@ function progress(body) {
     ? "Searched all " + body.total_steps + " step" + (body.total_steps === 1 ? "" : "s")
     : "Searched " + body.scanned_steps + " of " + body.total_steps + " steps\u2026";
   byId("rv-search-progress").setAttribute("data-done", body.done ? "true" : "false");
-  byId("rv-hits-count").textContent = String(byId("rv-hits").querySelectorAll(".rv-hit").length);
+  showTotal(body.matches, body.done);
   const none = byId("rv-no-hits");
   if (none && body.done) none.textContent = "No match.";
 }

@@ -4,6 +4,8 @@ the scan of a step in blocks, slices within a budget, the next or previous match
 from .bucket import (
     DEFAULT_LIMIT,
     MAX_LIMIT,
+    ORDERS,
+    AnswerCheck,
     Cursor,
     Hit,
     SearchResult,
@@ -19,6 +21,8 @@ __all__ = [
     "DEFAULT_LIMIT",
     "FIELD_CHOICES",
     "MAX_LIMIT",
+    "ORDERS",
+    "AnswerCheck",
     "Budget",
     "Cursor",
     "Hit",

@@ -12,15 +12,18 @@ found and a cursor to go on from: one request never holds a worker for long.
 
 from __future__ import annotations
 
+import math
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..catalog import Catalog
 from ..errors import BadRequest, StoreError
 from ..files import StepFile
-from .query import Matcher, Query, Snippet, field_texts, snippet_of
+from ..index import StepIndex
+from .query import Found, Matcher, Query, Snippet, field_texts, snippet_of
 from .scan import Budget, Clock, scan_lines
 
 DEFAULT_BUDGET = Budget()
@@ -28,27 +31,35 @@ MARK_SECONDS = 0.25  # looking for the texts to mark on a sample page stops afte
 MARK_TERMS = 20  # distinct texts marked per field
 MAX_LIMIT = 1000
 DEFAULT_LIMIT = 100
-_CURSOR = re.compile(r"([0-9]{1,30})\.([0-9]{1,18})\.([0-9]{1,9})\Z")
+ORDERS = ("newest", "oldest")  # newest: the latest step first
+_CURSOR = re.compile(r"([0-9]{1,30})\.([0-9]{1,18})\.([0-9]{1,9})(?:\.([0-9]{1,18}))?\Z")
+# Whether a listed hit's response gives the label's answer (the sample page's check), from its
+# decoded line's values: the caller's (`store` has no presentation), or None not to check.
+AnswerCheck = Callable[[Mapping[str, Any]], bool | None]
 _RANGE = re.compile(r"([0-9]{1,30})?-([0-9]{1,30})?\Z|([0-9]{1,30})\Z")
 
 
 @dataclass(frozen=True, slots=True)
 class Cursor:
-    """Where the next slice starts: a step (by name), a position in it, and the hits given."""
+    """Where the next slice starts: a step (by name), a position in it, the hits given and the
+    samples that matched so far (a cursor without the last, from an earlier version, counts
+    from 0)."""
 
     step: str
     position: int
     hits: int = 0
+    matches: int = 0
 
     @classmethod
     def parse(cls, text: str) -> Cursor:
         found = _CURSOR.match(text)
         if found is None:
             raise BadRequest(f"after must be a cursor from an earlier answer, got {text[:40]!r}")
-        return cls(found.group(1), int(found.group(2)), int(found.group(3)))
+        matches = int(found.group(4)) if found.group(4) is not None else 0
+        return cls(found.group(1), int(found.group(2)), int(found.group(3)), matches)
 
     def __str__(self) -> str:
-        return f"{self.step}.{self.position}.{self.hits}"
+        return f"{self.step}.{self.position}.{self.hits}.{self.matches}"
 
     def key(self) -> tuple[int, str]:
         return int(self.step), self.step
@@ -94,6 +105,9 @@ class Hit:
     line: int
     field: str
     snippet: Snippet
+    reward: float | None = None  # a finite number, else None (missing, NaN, an object)
+    status: str | None = None
+    match: bool | None = None  # the answer check; None: nothing to compare, or not checked
 
 
 @dataclass(slots=True)
@@ -114,6 +128,8 @@ class SearchResult:
     elapsed_s: float = 0.0
     hits: list[Hit] = field(default_factory=list)
     per_step: list[StepCount] = field(default_factory=list)
+    matches: int = 0  # samples that matched in the steps searched so far, over every slice
+    listed: int = 0  # hits given so far, over every slice (at most the limit)
 
 
 def search(
@@ -126,21 +142,36 @@ def search(
     after: Cursor | None = None,
     budget: Budget = DEFAULT_BUDGET,
     stop_at_limit: bool = False,
+    newest: bool = False,
+    check: AnswerCheck | None = None,
 ) -> SearchResult:
     """One slice of the search: hits (up to `limit` over the whole search, counted through the
-    cursor) and per-step counts of the steps it scanned, from `after` on.
+    cursor) and per-step counts of the steps it scanned, from `after` on; the matches counted
+    so far through the cursor too.
 
-    With `stop_at_limit`, the slice ends at the `limit`-th hit (the sample page's next match).
+    Steps go in step order, or the latest first with `newest` (the cursor of a slice goes on
+    in the order it was made in); a step's samples in file order either way. Each hit carries
+    its reward and status, and with `check` its answer check. With `stop_at_limit`, the slice
+    ends at the `limit`-th hit (the sample page's next match).
     """
     matcher = query.matcher()
     clock = Clock(budget)
     files = [s for s in catalog.steps(bucket) if s.step in steps]
+    if newest:
+        files.reverse()
     result = SearchResult(total_steps=len(files))
     hits_before = after.hits if after is not None else 0
     first = 0
     if after is not None:
         key = after.key()
-        first = next((i for i, s in enumerate(files) if (s.step, s.name) >= key), len(files))
+        first = next(
+            (
+                i
+                for i, s in enumerate(files)
+                if ((s.step, s.name) <= key if newest else (s.step, s.name) >= key)
+            ),
+            len(files),
+        )
     result.scanned_steps = first
     for number in range(first, len(files)):
         step_file = files[number]
@@ -155,21 +186,35 @@ def search(
             result,
             limit - hits_before,
             stop_at_limit,
+            check,
         )
         if stopped is not None:
             result.done = False
-            result.cursor = Cursor(step_file.name, stopped, hits_before + len(result.hits))
+            result.cursor = _cursor(step_file.name, stopped, after, result)
             break
         result.scanned_steps += 1
         if number + 1 < len(files) and (
             clock.spent() or _full(result, limit - hits_before, stop_at_limit)
         ):
             result.done = False
-            result.cursor = Cursor(files[number + 1].name, 0, hits_before + len(result.hits))
+            result.cursor = _cursor(files[number + 1].name, 0, after, result)
             break
+    result.listed = hits_before + len(result.hits)
+    result.matches = _matches_so_far(after, result)
     result.scanned_bytes = clock.bytes
     result.elapsed_s = round(time.monotonic() - clock.started, 4)
     return result
+
+
+def _matches_so_far(after: Cursor | None, result: SearchResult) -> int:
+    """The samples matched before this slice (the cursor says) and in it: a step split between
+    two slices is counted in each for its own positions, so the sum is exact."""
+    return (after.matches if after is not None else 0) + sum(c.matches for c in result.per_step)
+
+
+def _cursor(step: str, position: int, after: Cursor | None, result: SearchResult) -> Cursor:
+    hits = (after.hits if after is not None else 0) + len(result.hits)
+    return Cursor(step, position, hits, _matches_so_far(after, result))
 
 
 def _full(result: SearchResult, room: int, stop_at_limit: bool) -> bool:
@@ -186,6 +231,7 @@ def _scan_step(
     result: SearchResult,
     room: int,
     stop_at_limit: bool,
+    check: AnswerCheck | None = None,
 ) -> int | None:
     """Scan one step from position `start`; the position to go on from when the budget ran
     out first, else None. A step that vanished or cannot be read is skipped."""
@@ -200,17 +246,7 @@ def _scan_step(
             if found is not None:
                 count.matches += 1
                 if len(result.hits) < room:
-                    name, text, match = found
-                    result.hits.append(
-                        Hit(
-                            step_file.step,
-                            step_file.name,
-                            position,
-                            index.lines[position],
-                            name,
-                            snippet_of(text, match),
-                        )
-                    )
+                    result.hits.append(_hit(index, step_file, position, found, check))
                     if stop_at_limit and len(result.hits) >= room:
                         return position + 1 if position + 1 < len(index) else None
             if line_end is not None and line_end < len(index) and clock.spent():
@@ -218,6 +254,39 @@ def _scan_step(
     except (OSError, StoreError):  # rewritten, truncated or removed meanwhile
         return None
     return None
+
+
+def _hit(
+    index: StepIndex, step_file: StepFile, position: int, found: Found, check: AnswerCheck | None
+) -> Hit:
+    """A listed hit, with its sample's reward and status (from the step's columns when they are
+    ready, else from its line, which confirming the match decoded) and its answer check."""
+    reward, status = found.values.get("reward"), found.values.get("status")
+    columns = index.columns
+    if columns is not None and index.columns_ready and position < columns.rows:
+        reward = columns.value("reward", position) if "reward" in columns.numeric else None
+        status = columns.value("status", position) if "status" in columns.categorical else None
+    return Hit(
+        step_file.step,
+        step_file.name,
+        position,
+        index.lines[position],
+        found.field,
+        snippet_of(found.text, found.span),
+        reward=_finite(reward),
+        status=status if isinstance(status, str) else None,
+        match=check(found.values) if check is not None else None,
+    )
+
+
+def _finite(value: Any) -> float | None:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # a 400-digit integer: no number, as in the columns
+        return None
+    return number if math.isfinite(number) else None
 
 
 def adjacent_match(
@@ -260,15 +329,7 @@ def adjacent_match(
                 if block_end is not None and block_end < stop and clock.spent():
                     return None, False
                 if match is not None:
-                    name, text, where = match
-                    last = Hit(
-                        step_file.step,
-                        step_file.name,
-                        at,
-                        index.lines[at],
-                        name,
-                        snippet_of(text, where),
-                    )
+                    last = _hit(index, step_file, at, match, None)
         except (OSError, StoreError):
             continue
         if last is not None:

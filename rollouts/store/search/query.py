@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -28,6 +28,9 @@ from .regexes import Pattern, PatternError, Span, case_forms, compile_literal, c
 from .slim import slim_fields
 
 FIELDS = ("prompt", "response", "label")
+# What confirming a hit decodes of its line: the searchable fields, and the reward and status a
+# hit shows (small values msgspec reads as it passes them anyway).
+DECODED = (*FIELDS, "reward", "status")
 # `field=any` looks in these, in this order: a hit names the first that matches (responses are
 # what people search for; a prompt shared by a whole group matches every sample of it).
 ANY_ORDER = ("response", "prompt", "label")
@@ -36,16 +39,27 @@ MAX_QUERY_CHARS = 1000
 SNIPPET_CONTEXT = 80  # characters shown on each side of the match
 SNIPPET_MATCH = 200  # a longer match is cut here
 MAX_NESTING = 64  # a label nested deeper is not searched below this
-Found = tuple[str, str, Span]  # the field, its text, and where in it the first match is
+
+
+class Found(NamedTuple):
+    """A confirmed match: the field, its text, where in it the first match is, and the line's
+    decoded values (`DECODED`: a hit's reward, status and answer check come from them)."""
+
+    field: str
+    text: str
+    span: Span
+    values: dict[str, Any]
 
 
 class _Texts(msgspec.Struct):
-    """The three searchable fields of a line; msgspec skips everything else without building it
-    (token-id arrays of MBs)."""
+    """The three searchable fields of a line, and its reward and status; msgspec skips everything
+    else without building it (token-id arrays of MBs)."""
 
     prompt: Any = None
     response: Any = None
     label: Any = None
+    reward: Any = None
+    status: Any = None
 
 
 _fields_decoder = msgspec.json.Decoder(_Texts)
@@ -119,25 +133,32 @@ class Matcher:
             for text in field_texts(values.get(name)):
                 found = self.pattern.search(text)
                 if found is not None:
-                    return name, text, found
+                    return Found(name, text, found, values)
         return None
 
 
 def decode_fields(data: bytes) -> dict[str, Any] | None:
-    """prompt, response and label of a line; None when the line is no JSON object at all."""
+    """prompt, response, label, reward and status of a line; None when the line is no JSON
+    object at all."""
     slim = slim_fields(data)  # the same values, without reading past the token arrays
     if slim is not None:
         return slim
     try:
         texts = _fields_decoder.decode(data)
-        return {"prompt": texts.prompt, "response": texts.response, "label": texts.label}
+        return {
+            "prompt": texts.prompt,
+            "response": texts.response,
+            "label": texts.label,
+            "reward": texts.reward,
+            "status": texts.status,
+        }
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         pass  # NaN, a lone surrogate, bad UTF-8 in a field, or not an object: the lenient way
     try:
         decoded = decode_line(data)
     except LineError:
         return None
-    return {name: decoded.value(name) for name in FIELDS}
+    return {name: decoded.value(name) for name in DECODED}
 
 
 def field_texts(value: Any, depth: int = 0) -> Iterator[str]:

@@ -1,7 +1,8 @@
 """A line's searchable fields decoded without its token arrays, when that is provably the same.
 
-Confirming a search hit decodes the line's prompt, response and label. msgspec builds only those,
-but it still has to read past everything else, and most of a Relax line is its token arrays
+Confirming a search hit decodes the line's prompt, response and label (and its reward and
+status, which the hit shows). msgspec builds only those, but it still has to read past everything
+else, and most of a Relax line is its token arrays
 (`response_token_ids`, `response_rollout_log_probs`, its mask: numbers, thousands of them). A
 search whose needle is in most lines spends most of its time there. So each of those arrays is
 found by its key, its value replaced by `null`, and the shorter line decoded instead.
@@ -34,6 +35,8 @@ class _Slim(msgspec.Struct):
     prompt: Any = None
     response: Any = None
     label: Any = None
+    reward: Any = None
+    status: Any = None
     response_token_ids: Any = msgspec.UNSET
     response_rollout_log_probs: Any = msgspec.UNSET
     response_rollout_log_probs_mask: Any = msgspec.UNSET
@@ -67,8 +70,8 @@ def _array_value(data: bytes, key: bytes) -> tuple[int, int] | None:
 
 
 def slim_fields(data: bytes) -> dict[str, Any] | None:
-    """prompt, response and label decoded from `data` without its token arrays; None when no
-    array could be cut or the cut line does not prove itself (decode the whole line then)."""
+    """prompt, response, label, reward and status decoded from `data` without its token arrays;
+    None when no array could be cut or the cut line does not prove itself (decode it whole)."""
     if len(data) < MIN_LINE_BYTES:
         return None
     cuts = sorted(
@@ -91,4 +94,10 @@ def slim_fields(data: bytes) -> dict[str, Any] | None:
         return None
     if any(getattr(slim, name) is not None for _, _, name in cuts):
         return None  # a cut array was not the top-level one: it may sit inside a field
-    return {"prompt": slim.prompt, "response": slim.response, "label": slim.label}
+    return {
+        "prompt": slim.prompt,
+        "response": slim.response,
+        "label": slim.label,
+        "reward": slim.reward,
+        "status": slim.status,
+    }
