@@ -172,6 +172,24 @@ def _chosen_prompt(request: HttpRequest, a: Side, b: Side, prompt: str) -> Chose
     return {"prompt_id": prompt, "a": sides[0], "b": sides[1]}
 
 
+# Which way each compared number is better: a higher mean reward, a lower truncation rate; the
+# length is neither. A difference is coloured by it (up good, down bad), and a neutral one not.
+BETTER = {"mean_reward": 1, "truncation_rate": -1, "mean_response_length": 0}
+
+
+def difference_tones(difference: dict[str, Any] | None) -> dict[str, str]:
+    """Each difference's class: `rv-change-up` when it moved the better way, `rv-change-down`
+    the worse way, none when it did not move, has no value or has no better way."""
+    tones: dict[str, str] = {}
+    for field, better in BETTER.items():
+        value = (difference or {}).get(field)
+        if not better or not isinstance(value, int | float) or not value:
+            tones[field] = ""
+        else:
+            tones[field] = "rv-change-up" if value * better > 0 else "rv-change-down"
+    return tones
+
+
 def _pair(a: Side, b: Side, chosen: ChosenPrompt) -> dict[str, Any]:
     """The prompt's first sample in each step (`_chosen_prompt`), side by side."""
     sides = []
@@ -204,7 +222,12 @@ def compare_page(request: HttpRequest, bucket: str) -> HttpResponse:
             "cmp": data,
             # A dataset one step lacks: its side's cells show "no value".
             "table_rows": [
-                {**row, "a": row["a"] or _NO_SIDE, "b": row["b"] or _NO_SIDE}
+                {
+                    **row,
+                    "a": row["a"] or _NO_SIDE,
+                    "b": row["b"] or _NO_SIDE,
+                    "tones": difference_tones(row["difference"]),
+                }
                 for row in data["rows"]
             ],
             "a_label": built["a"].label(),

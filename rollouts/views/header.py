@@ -19,6 +19,9 @@ def header_context(
     steps = catalog.steps(bucket)
     run = current_run(request)
     shown = next((s for s in steps if s.name == step), None)
+    # The view links are the same on every page of a bucket: a page of no step (trends, search,
+    # a prompt, compare) links to the newest step's samples, statistics and table.
+    linked = step if step else (steps[-1].name if steps else None)
     return {
         "data_dir": catalog.name,
         "run": run,
@@ -40,10 +43,10 @@ def header_context(
         "poll_ms": conf.POLL_MS,
         "trends_url": app_url(request, "trends", bucket=bucket),
         "search_url": app_url(request, "search", bucket=bucket),
-        "samples_url": step_url(request, bucket, step) if step else None,
-        "stats_url": app_url(request, "step-stats", bucket=bucket, step=step) if step else None,
-        "table_url": app_url(request, "step-table", bucket=bucket, step=step) if step else None,
-        "compare_url": compare_url(request, bucket, steps, step),
+        "samples_url": step_url(request, bucket, linked) if linked else None,
+        "stats_url": app_url(request, "step-stats", bucket=bucket, step=linked) if linked else None,
+        "table_url": app_url(request, "step-table", bucket=bucket, step=linked) if linked else None,
+        "compare_url": compare_url(request, bucket, steps, linked),
         **neighbour_steps(request, bucket, steps, step),
     }
 

@@ -43,10 +43,34 @@ def test_the_first_and_last_steps_have_no_step_beyond_them(client, write_step):
     assert last["data-prev-step-stats-url"] == f"{PREFIX}/train/1/stats/"
 
 
-def test_trends_page_has_no_step_links(client, write_step):
-    write_step("train", 1, [sample(0)])
+def test_a_page_of_no_step_links_to_the_newest_steps_pages(client, write_step):
+    """The header's view links are the same on every page of a bucket; on trends (no step of
+    its own) they, and the keys that follow them, go to the newest step."""
+    for step in (1, 12, 3):
+        write_step("train", step, [sample(0)])
     links = key_links("/train/trends/", client)
-    assert links == {"data-page": "trends", "data-trends-url": f"{PREFIX}/train/trends/"}
+    assert links == {
+        "data-page": "trends",
+        "data-trends-url": f"{PREFIX}/train/trends/",
+        "data-stats-url": f"{PREFIX}/train/12/stats/",
+        "data-table-url": f"{PREFIX}/train/12/table/",
+    }
+    header = page(client, "/train/trends/")
+    assert header.by_id["rv-samples-link"]["href"] == f"{PREFIX}/train/12/"
+    assert header.by_id["rv-compare-link"]["href"] == f"{PREFIX}/train/compare/?a=3&b=12"
+    assert "aria-current" not in header.by_id["rv-samples-link"]
+    assert header.by_id["rv-trends-link"]["aria-current"] == "page"
+
+
+def test_every_page_of_a_bucket_shows_the_same_view_links(client, write_step):
+    for step in (1, 2):
+        write_step("train", step, [sample(0), sample(1)])
+    views = ["rv-samples-link", "rv-stats-link", "rv-table-link", "rv-compare-link"]
+    views += ["rv-trends-link", "rv-search-link"]
+    for path in ("/train/2/", "/train/2/stats/", "/train/2/table/", "/train/trends/",
+                 "/train/search/", "/train/compare/?a=1&b=2", "/train/2/group/0/"):  # fmt: skip
+        shown = page(client, path).by_id
+        assert [v for v in views if v in shown] == views, path
 
 
 def test_sample_carries_its_group_page_and_the_skip_link_targets_it(client, write_step):
