@@ -108,6 +108,13 @@ class TokenView:
     has_mask: bool
     problems: list[str] = field(default_factory=list)
     text: list[Token] | None = None  # with a tokenizer: the first TEXT_TOKENS tokens
+    text_hint: str | None = None  # without one: how to see the tokens' text
+
+    @property
+    def linked_lows(self) -> set[int]:
+        """The least likely tokens' positions that the text shows (each row links to its own)."""
+        shown = len(self.text) if self.text is not None else 0
+        return {t.position for t in self.lows if t.position < shown}
 
     @property
     def low_share(self) -> float | None:

@@ -47,17 +47,21 @@ def strip_bars(cells: list[StripCell]) -> SafeString:
 
 
 @register.simple_tag
-def token_spans(tokens: list[Token]) -> SafeString:
-    """Each token as a `<span>` coloured by its bucket, titled with its position and log-prob."""
+def token_spans(tokens: list[Token], anchored: set[int] | None = None) -> SafeString:
+    """Each token as a `<span>` coloured by its bucket, titled with its position and log-prob;
+    those at an `anchored` position carry the id the least likely tokens' rows link to."""
     parts = []
+    anchored = anchored or set()
     for tok in tokens:
         if tok.masked:
             what = "masked" if tok.logprob is None else f"masked ({_num(tok.logprob)})"
         else:
             what = "no log-prob" if tok.logprob is None else _num(tok.logprob)
         text = "&#xFFFD;" if tok.text is None else escape(tok.text)
+        anchor = f' id="rv-tok-{tok.position}"' if tok.position in anchored else ""
         parts.append(
-            f'<span class="rv-tok rv-tok-{tok.kind}" title="{tok.position}: {what}">{text}</span>'
+            f'<span class="rv-tok rv-tok-{tok.kind}"{anchor} title="{tok.position}: {what}">'
+            f"{text}</span>"
         )
     # The only text, the token's own, is escaped above.
     return mark_safe("".join(parts))  # noqa: S308

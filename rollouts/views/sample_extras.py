@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from ..conf import conf
 from ..presentation import LOGPROBS_KEY, TokenView, token_view
 from ..store import Selection
-from ..web import app_url, query_suffix, tokenizer_state
+from ..web import INSTALL_TOKENS, app_url, query_suffix, tokenizer_state
 from .lineage import prompt_link
 from .search_nav import search_navigation
 
@@ -57,4 +57,15 @@ def card_view(values: dict[str, Any]) -> TokenView | None:
     view = token_view(values, tokenizer)
     if view is not None and problem is not None:  # e.g. the file became a FIFO: said, not hung
         view.problems.append(f"token text is not shown: {problem}")
+    elif view is not None and view.text is None and view.lows:
+        view.text_hint = (
+            TEXT_HINT if conf.TOKENIZER is None else f"to see their text, {INSTALL_TOKENS}"
+        )
     return view
+
+
+# The least likely tokens without a tokenizer are bare ids: the card says how to get their text.
+TEXT_HINT = (
+    "token ids only: start the viewer with --tokenizer PATH (the model's tokenizer.json, or"
+    " ROLLOUTS_TOKENIZER) to see each token's text and the response coloured by probability"
+)

@@ -16,6 +16,7 @@ from rollouts.checks import check_settings
 from rollouts.install import install_hint
 from tests.support.data import sample
 from tests.support.pages import PREFIX, page
+from tests.support.servers import REPO_ROOT
 from tests.support.tokenizer import encode, train_tokenizer
 
 TEXT = "the cat <b> ate"
@@ -76,12 +77,48 @@ def test_with_a_tokenizer_the_tokens_are_escaped_text_coloured_by_probability(
     box = re.search(r'<div id="rv-token-text"[^>]*>(.*?)</div>', p.html, re.S)
     assert box is not None
     spans = re.findall(
-        r'<span class="rv-tok rv-tok-(\w+)" title="[^"]*">([^<]*)</span>', box.group(1)
+        r'<span class="rv-tok rv-tok-(\w+)"(?: id="[^"]*")? title="[^"]*">([^<]*)</span>',
+        box.group(1),
     )
     assert "".join(text for _, text in spans) == "the cat &lt;b&gt; ate"  # escaped, never markup
     assert [kind for kind, _ in spans][1] == "lp4" and {kind for kind, _ in spans} == {"lp0", "lp4"}
     tokens = twin(client, 0)["tokens"]
     assert tokens["tokenizer"] is True and tokens["lowest"][0]["text"] == " cat"
+
+
+def test_without_a_tokenizer_the_lows_say_how_to_see_their_text(client, token_step):
+    p = page(client, "/train/1/sample/0/tokens/")
+    caption = re.search(r'<table id="rv-token-lows".*?<caption[^>]*>(.*?)</caption>', p.html, re.S)
+    assert caption is not None and "start the viewer with --tokenizer PATH" in caption.group(1)
+    assert 'href="#rv-tok-' not in p.html  # no text to link to
+
+
+def test_with_a_tokenizer_each_low_opens_its_token_in_the_text(
+    client, settings, token_step, tokenizer_file
+):
+    settings.ROLLOUTS_TOKENIZER = str(tokenizer_file)
+    p = page(client, "/train/1/sample/0/tokens/")
+    lows = re.findall(r'<tr data-position="(\d+)"><td><a href="#rv-tok-(\d+)">', p.html)
+    assert lows and all(row == target for row, target in lows)
+    anchored = re.findall(
+        r'<span class="rv-tok rv-tok-(\w+)" id="rv-tok-(\d+)"[^>]*>([^<]*)<', p.html
+    )
+    # Every listed low is anchored in the text, and only they are (not all 4 tokens).
+    assert sorted(position for _, position, _ in anchored) == sorted(t for _, t in lows)
+    assert ("lp4", "1", " cat") in anchored
+    assert "--tokenizer" not in p.html
+
+
+def test_the_strips_legend_names_every_colour_it_draws(client, token_step):
+    p = page(client, "/train/1/sample/0/tokens/")
+    legend = re.search(r'<figcaption class="rv-meta">(.*?)</figcaption>', p.html, re.S)
+    assert legend is not None
+    keys = re.findall(r'rv-strip-key rv-strip-(\w+)"></span> ([^,<.]+)', legend.group(1))
+    assert [kind for kind, _ in keys] == ["lp1", "lp2", "lp3", "lp4", "masked"]
+    drawn = {"lp0", "lp1", "lp2", "lp3", "lp4", "masked"}  # lp0 and lp1 share the one colour
+    css = (REPO_ROOT / "rollouts" / "static" / "rollouts" / "tokens.css").read_text()
+    for kind in drawn - {"lp0"}:
+        assert f".rv-strip-key.rv-strip-{kind} {{" in css, kind
 
 
 def test_the_sample_page_loads_its_card_after_it_and_the_card_comes_alone(client, token_step):
