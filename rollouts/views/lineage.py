@@ -3,7 +3,9 @@ sample page carries to it.
 
 The appearances come from the prompt-id column of every step (`store.lineage`); the only sample
 bodies read are the prompt's text (once) and the two responses compared. Which two: `a` and
-`b`, each `STEP:POSITION` of an appearance; by default the earliest and the latest.
+`b`, each `STEP:POSITION` of an appearance; by default the best and the worst completed
+sample of the latest step, or the earliest and the latest appearance when the latest step has no
+two completed samples of different rewards (`default_pair`).
 
 Appearances are listed a page at a time (`page`; `page_size`, PROMPT_PAGE_SIZE by default and
 ROLLOUTS_MAX_PAGE_SIZE at most), so a prompt shared by 60,000 samples is a small page, quickly;
@@ -13,6 +15,7 @@ the totals (`total`, each step's samples and mean reward, the chart) still count
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -182,6 +185,29 @@ def _chosen(request: HttpRequest, name: str, appearances: Appearances, default: 
     return found
 
 
+def default_pair(appearances: Appearances, steps: list[dict[str, Any]]) -> tuple[int, int]:
+    """The two appearances a prompt's page compares first: the best and the worst completed
+    sample of the latest step (the answer the model gives now, right against wrong), or, when
+    that step has no two completed samples of different rewards, the earliest and the latest
+    appearance (how the answer changed over training)."""
+    fallback = (0, len(appearances) - 1)
+    if not steps:
+        return fallback
+    latest = steps[-1]
+    scored = [
+        (reward, i)
+        for i in range(latest["first"], latest["first"] + latest["samples"])
+        if (reward := appearances[i].reward) is not None
+        and math.isfinite(reward)
+        and appearances[i].status in (None, "completed")
+    ]
+    if len({reward for reward, _ in scored}) < 2:
+        return fallback
+    best = max(scored, key=lambda s: (s[0], -s[1]))[1]  # the first of the best
+    worst = min(scored, key=lambda s: (s[0], -s[1]))[1]  # the last of the worst
+    return best, worst
+
+
 def _key(a: Appearance) -> str:
     return f"{a.name}:{a.position}"
 
@@ -198,8 +224,9 @@ def prompt_page(request: HttpRequest, bucket: str, prompt_id: str) -> HttpRespon
     context = header_context(request, catalog, bucket, None)
     data, listing = lineage_json(request, bucket, prompt_id)
     appearances = listing.appearances
-    left = _chosen(request, "a", appearances, 0)
-    right = _chosen(request, "b", appearances, len(appearances) - 1)
+    best, worst = default_pair(appearances, _step_pages(listing))
+    left = _chosen(request, "a", appearances, best)
+    right = _chosen(request, "b", appearances, worst)
     chosen = {i: appearances[i] for i in (left, right)}
     compared = None
     if left != right:
