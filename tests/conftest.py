@@ -9,6 +9,22 @@ import pytest
 from tests.support.data import relax_line
 
 
+@pytest.fixture(autouse=True)
+def _served_roots_of_this_test_only() -> Iterator[None]:
+    """Every Catalog adds its root to the disk cache's process-wide set of served data
+    directories, which every cache read and write checks a path against, one by one. A server
+    process serves a few; a test worker makes a catalog of a fresh tmp_path in hundreds of tests,
+    and each test's checks then walk every earlier test's roots (a fifth of the fast tier's time
+    went there). Each test starts from the roots served before it and leaves them as it found
+    them."""
+    from rollouts.store import diskcache
+
+    before = set(diskcache._served)
+    yield
+    diskcache._served.intersection_update(before)
+    diskcache._served.update(before)
+
+
 @pytest.fixture
 def write_step(tmp_path: Path) -> Callable[..., Path]:
     """write_step("train", 3, [records or raw str/bytes lines]) -> path of train/3.jsonl."""
