@@ -6,6 +6,7 @@ there are."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -88,11 +89,25 @@ def python_modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
+@functools.cache
+def read_module(text: str, filename: str) -> tuple[tuple[ast.Import | ast.ImportFrom, ...], bool]:
+    """A module's import statements, wherever they are (functions included), and whether it
+    holds more than a docstring. Once a process: six tests read every module, and parsing and
+    walking the trees were most of their time. Keyed by the text, so a changed file is read
+    anew; only the statements are kept, not the trees."""
+    tree = ast.parse(text, filename)
+    code = any(
+        not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in tree.body
+    )
+    imports = tuple(n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))
+    return imports, code
+
+
 def imports_of(module: str, path: Path) -> set[str]:
     """Every module `module` imports, wherever the import statement is (functions included)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in read_module(path.read_text(), str(path))[0]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -195,8 +210,7 @@ def holds_code(path: Path) -> bool:
     """Whether a file holds more than a docstring (an empty `__init__.py` is no module)."""
     if path.suffix != ".py":
         return True
-    body = ast.parse(path.read_text()).body
-    return any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in body)
+    return read_module(path.read_text(), str(path))[1]
 
 
 @pytest.mark.parametrize("path", source_files(), ids=lambda p: str(p.relative_to(REPO_ROOT)))
