@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -7,6 +8,14 @@ from typing import Any
 import pytest
 
 from tests.support.data import relax_line
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What is alive once the tests are collected (Django, the app, ~2,000 test items) lives
+    for the whole session: frozen out of the collector's sight, so each full collection during
+    the tests no longer walks it (in the fast tier, about half the time spent collecting)."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(autouse=True)
