@@ -6,15 +6,14 @@ script the first slice is on the page and "Search on" goes on. Expectations come
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.support.browser import Tab, save_screenshot, url_path, write_step_file
+from tests.support.browser import Tab, save_screenshot, url_path
 from tests.support.data import sample
-from tests.support.servers import ServerProcess, run_visualize
+from tests.support.servers import ServerProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -33,14 +32,13 @@ def response(step: int, i: int) -> str:
 MATCHES = [(s, i) for s in STEPS for i in range(PER_STEP) if "APOLOGIZE" in response(s, i).upper()]
 
 
-@pytest.fixture(scope="module")
-def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    root = tmp_path_factory.mktemp("search") / "rollout_result"
-    for step in STEPS:
-        records = [sample(i, rollout_id=step, response=response(step, i)) for i in range(PER_STEP)]
-        write_step_file(root, "train", step, records)
-    with run_visualize(root) as server:
-        yield server
+# What `viewer` (conftest.py) serves.
+SERVED = {
+    ("train", step): [
+        sample(i, rollout_id=step, response=response(step, i)) for i in range(PER_STEP)
+    ]
+    for step in STEPS
+}
 
 
 def search_url(viewer: ServerProcess, query: str) -> str:
