@@ -4,14 +4,12 @@ compared side by side with their different words marked. Expectations come from 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.browser import Tab, save_screenshot, url_query, write_step_file
+from tests.support.browser import Tab, save_screenshot, url_query
 from tests.support.data import sample
-from tests.support.servers import ServerProcess, run_visualize
+from tests.support.servers import ServerProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -34,12 +32,7 @@ RECORDS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    root = tmp_path_factory.mktemp("group") / "rollout_result"
-    write_step_file(root, "train", STEP, RECORDS)
-    with run_visualize(root) as server:
-        yield server
+SERVED = {("train", STEP): RECORDS}  # what `viewer` (conftest.py) serves
 
 
 def group_url(viewer: ServerProcess, query: str = "") -> str:

@@ -3,8 +3,6 @@ and a group is one click away from a sample. Expectations come from the records 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import expect
 
@@ -16,10 +14,9 @@ from tests.support.browser import (
     url_path,
     url_query,
     walk_positions,
-    write_step_file,
 )
 from tests.support.data import sample
-from tests.support.servers import ServerProcess, run_visualize
+from tests.support.servers import ServerProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -40,13 +37,7 @@ RECORDS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    root = tmp_path_factory.mktemp("insight") / "rollout_result"
-    write_step_file(root, "train", 0, [sample(0)])
-    write_step_file(root, "train", STEP, RECORDS)
-    with run_visualize(root) as server:
-        yield server
+SERVED = {("train", 0): [sample(0)], ("train", STEP): RECORDS}  # what `viewer` (conftest.py) serves
 
 
 def stats_url(viewer: ServerProcess) -> str:

@@ -5,16 +5,14 @@ values come from the records below."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from playwright.sync_api import Browser, expect
 
 from rollouts.store.promptid import format_prompt_id, prompt_id_of_value
 from tests.support.a11y import axe_violations
-from tests.support.browser import Tab, save_screenshot, write_step_file
+from tests.support.browser import Tab, save_screenshot
 from tests.support.data import sample
-from tests.support.servers import ServerProcess, run_visualize
+from tests.support.servers import ServerProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -30,17 +28,14 @@ STEPS = {
 }
 
 
-@pytest.fixture(scope="module")
-def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    root = tmp_path_factory.mktemp("lineage") / "rollout_result"
-    for step, rows in STEPS.items():
-        records = [
-            sample(i, prompt=p, reward=r, response=text, response_length=len(text), group_index=0)
-            for i, (p, r, text) in enumerate(rows)
-        ]
-        write_step_file(root, "train", step, records)
-    with run_visualize(root) as server:
-        yield server
+# What `viewer` (conftest.py) serves.
+SERVED = {
+    ("train", step): [
+        sample(i, prompt=p, reward=r, response=text, response_length=len(text), group_index=0)
+        for i, (p, r, text) in enumerate(rows)
+    ]
+    for step, rows in STEPS.items()
+}
 
 
 def test_a_sample_leads_to_its_prompts_page_and_the_chart_opens_a_step(

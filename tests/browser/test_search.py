@@ -8,15 +8,14 @@ Expectations come from RECORDS."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.support.browser import Tab, save_screenshot, url_path, write_step_file
+from tests.support.browser import Tab, save_screenshot, url_path
 from tests.support.data import sample
-from tests.support.servers import ServerProcess, run_visualize
+from tests.support.servers import ServerProcess
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -42,14 +41,8 @@ def record(step: int, i: int) -> dict[str, object]:
     return sample(i, rollout_id=step, response=text, label="7", status=status)
 
 
-@pytest.fixture(scope="module")
-def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    root = tmp_path_factory.mktemp("search") / "rollout_result"
-    for step in STEPS:
-        records = [record(step, i) for i in range(PER_STEP)]
-        write_step_file(root, "train", step, records)
-    with run_visualize(root) as server:
-        yield server
+# What `viewer` (conftest.py) serves.
+SERVED = {("train", step): [record(step, i) for i in range(PER_STEP)] for step in STEPS}
 
 
 def search_url(viewer: ServerProcess, query: str) -> str:

@@ -10,7 +10,6 @@ step without rewards; the live, many-steps and empty cases start servers of thei
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from statistics import fmean
 from typing import Any
@@ -97,15 +96,11 @@ def eval_record(step: int, i: int) -> dict[str, Any]:
 EVAL = {s: [eval_record(s, i) for i in range(6)] for s in EVAL_STEPS}
 
 
-@pytest.fixture(scope="module")
-def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
-    root = tmp_path_factory.mktemp("trends") / "rollout_result"
-    for step, records in TRAIN.items():
-        write_step_file(root, "train", step, records)
-    for step, records in EVAL.items():
-        write_step_file(root, "eval", step, records)
-    with run_visualize(root) as server:
-        yield server
+# What `viewer` (conftest.py) serves.
+SERVED = {
+    **{("train", step): records for step, records in TRAIN.items()},
+    **{("eval", step): records for step, records in EVAL.items()},
+}
 
 
 # -- expectations from the records -----------------------------------------------------------

@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from rollouts.control import write_control
+from rollouts.control import read_ack, write_control
 from tests.support.servers import child_env, process_group_members
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -167,6 +168,17 @@ def test_a_short_run_writes_its_files_and_prints_progress_and_tables(tmp_path, t
     assert rows[-1].startswith("72,")
 
 
+def paused(trainer: Trainer, control: Path, run: Path) -> int:
+    """Until the loop says it is paused (its ack) and every point it printed before is read
+    (the last is its checkpoint's): how many there are."""
+    wait_for(lambda: read_ack(control), "the loop's ack of the pause")
+    wait_for(
+        lambda: trainer.progress()[-1]["timesteps"] == read_json(run / "resume.json")["timesteps"],
+        "the points up to the paused loop's checkpoint",
+    )
+    return len(trainer.progress())
+
+
 def test_pause_blocks_the_loop_and_resume_continues_it(tmp_path, trainers):
     control = tmp_path / "control.json"
     trainer = start(
@@ -175,8 +187,7 @@ def test_pause_blocks_the_loop_and_resume_continues_it(tmp_path, trainers):
     )  # fmt: skip
     trainer.wait_for(2)
     write_control(control, pause=True)
-    time.sleep(0.5)  # at most the step in flight finishes
-    held = len(trainer.progress())
+    held = paused(trainer, control, tmp_path / "run")
     time.sleep(1.0)
     assert len(trainer.progress()) == held, "the loop went on while paused"
     assert trainer.process.poll() is None
@@ -184,8 +195,7 @@ def test_pause_blocks_the_loop_and_resume_continues_it(tmp_path, trainers):
     after = trainer.wait_for(held + 3)
     assert after[held]["timesteps"] == after[held - 1]["timesteps"] + 16
     write_control(control, pause=True)  # a stop while paused ends the pause and the run
-    time.sleep(0.5)
-    held = len(trainer.progress())
+    held = paused(trainer, control, tmp_path / "run")
     write_control(control, stop=True)
     assert trainer.finish() == 0
     assert len(trainer.progress()) == held

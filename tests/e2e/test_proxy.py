@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -37,6 +36,7 @@ from tests.support.proxy import (
     stopping,
 )
 from tests.support.servers import REPO_ROOT, child_env, loads_strict, process_group_members
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -161,15 +161,6 @@ def expected_type(path: str) -> tuple[str, ...]:
     return ("text/html",)
 
 
-def wait_for(condition: Any, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 # -- configuration by environment ----------------------------------------------------------------
 def test_gunicorn_runs_from_the_config_file_on_loopback(proxy: Proxy) -> None:
     log = proxy.gunicorn.output()
@@ -190,7 +181,7 @@ def test_gunicorn_sees_the_path_the_proxy_style_sends(proxy: Proxy) -> None:
     assert get(proxy, f"{PREFIX}/api/jsonl/train/steps?probe=style").status == 200
     sent = "/api/" if proxy.style == "prefix-stripped" else f"{PREFIX}/api/"
     line = f'"GET {sent}jsonl/train/steps?probe=style HTTP/1.0" 200'
-    assert wait_for(lambda: line in proxy.gunicorn.output()), proxy.gunicorn.output()
+    wait_for(proxy.gunicorn.output, f"{line} in gunicorn's log", 5.0, until=lambda out: line in out)
 
 
 # -- pages and links -----------------------------------------------------------------------------

@@ -8,6 +8,8 @@ half a second per process (numpy, protobuf), more than the fast tier can spend.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -250,3 +252,20 @@ def test_the_demo_runs_scalars_are_read_back_as_written(tmp_path: Path):
     rise.refresh()
     # The collapse drifts past the trends' "KL too large" line (0.05); the healthy run does not.
     assert values(collapse, "train/kl_loss")[-1][1] > 0.05 > values(rise, "train/kl_loss")[-1][1]
+
+
+def test_the_demo_module_runs_as_a_script(tmp_path: Path):
+    """`python -m rollouts.demo`, in a fresh interpreter: the run, and beside rollout_result/
+    the scalars a run with --use-tensorboard writes (the test extra has tensorboard). Here, not
+    in tests/unit/test_demo.py, which calls `main` in-process: a child that imports tensorboard
+    cost the fast tier 0.5 to 2 s."""
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "rollouts.demo", str(tmp_path), "--steps", "2", "--samples", "8"],
+        cwd=root, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert str(tmp_path / "rollout_result") in done.stdout
+    assert (tmp_path / "rollout_result" / "train" / "1.jsonl").is_file()
+    assert [p.name for p in (tmp_path / "tensorboard_log").iterdir()] == [
+        "events.out.tfevents.1764547200.demo"
+    ]

@@ -4,7 +4,6 @@ its timesteps) hosted by a `Manager`, and the source's rules on files written he
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from rollouts.training.progress import Progress
 from rollouts.training.scalars import TensorBoardSource
 from rollouts.training.specfile import load_spec, parse_spec
 from tests.support.events import writer
+from tests.support.wait import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -109,9 +109,11 @@ def test_a_hosted_job_s_tensorboard_directory_feeds_the_training_state(tmp_path:
     manager = Manager(load_spec(tmp_path / "spec.toml"))
     job = manager.start({})
     job.wait(60)
-    deadline = time.monotonic() + 30
-    while manager.snapshot({})["job"]["status"] == "running" and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(
+        lambda: manager.snapshot({})["job"]["status"],
+        "the job's end read by the manager",
+        until=lambda status: status != "running",
+    )
     state = manager.snapshot({})
     assert [p["timesteps"] for p in state["metrics"]["points"]] == [1000, 2000, 3000, 4000]
     assert [p["metrics"]["ep_rew_mean"] for p in state["metrics"]["points"]] == [1.0, 2.0, 3.0, 4.0]

@@ -40,7 +40,12 @@ def test_start_poll_pause_resume_stop_and_the_exit_code(tmp_path):
     assert manager.snapshot({})["job"]["status"] == "running"
     job.pause()
     until(lambda: job.status() == "paused", what="paused (the child's ack)")
-    time.sleep(0.3)  # the output written before the child blocked is read by now
+    # The output written before the child blocked is read: the last point is its checkpoint's.
+    checkpoint = job.run_dir / "resume.json"
+    until(
+        lambda: ticks(manager)[-1:] == [json.loads(checkpoint.read_text())["timesteps"]],
+        what="the points up to the child's last checkpoint",
+    )
     frozen = ticks(manager)
     wall = job.wall_seconds() or 0.0
     time.sleep(0.8)

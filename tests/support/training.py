@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from tests.support.servers import REPO_ROOT, get_json
+from tests.support.wait import wait_for
 
 FAKE = REPO_ROOT / "tests" / "support" / "fake_trainer.py"
 FAKE_SPEC = """
@@ -54,14 +54,9 @@ def write_fake_spec(
 
 
 def until(check: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
-    """`check()`'s first true value, asked every 50 ms; AssertionError after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what or check}")
+    """`check()`'s first true value, asked every 50 ms: `wait_for`, so the failure at `timeout`
+    names the last value seen (or the last error `check` raised, which is asked through)."""
+    return wait_for(check, what or repr(check), timeout, interval=0.05)
 
 
 @contextlib.contextmanager

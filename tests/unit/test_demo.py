@@ -8,8 +8,6 @@ import json
 import math
 import random
 import re
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -377,21 +375,6 @@ def test_main_writes_the_demo_and_prints_where(tmp_path: Path, capsys: Any) -> N
     again = tmp_path / "again"
     demo.write_demo(again, train_steps=3, samples_per_step=16, seed=4)
     assert tree_bytes(out) == tree_bytes(again / "rollout_result")
-
-
-def test_module_runs_as_a_script(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [sys.executable, "-m", "rollouts.demo", str(tmp_path), "--steps", "2", "--samples", "8"],
-        cwd=root, capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    assert str(tmp_path / "rollout_result") in done.stdout
-    assert (tmp_path / "rollout_result" / "train" / "1.jsonl").is_file()
-    # The scalars a run with --use-tensorboard writes, beside rollout_result/ (the test extra
-    # has tensorboard).
-    assert [p.name for p in (tmp_path / "tensorboard_log").iterdir()] == [
-        "events.out.tfevents.1764547200.demo"
-    ]
 
 
 # -- curves and the three demo runs ------------------------------------------------------------

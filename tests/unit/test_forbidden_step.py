@@ -21,6 +21,7 @@ from rollouts.store.errors import ForbiddenFile, NotFound, UnreadableFile, unrea
 from rollouts.web.responses import status_of
 from tests.support.data import sample
 from tests.support.pages import PREFIX
+from tests.support.wait import wait_for
 
 MESSAGE = "train/2.jsonl cannot be read: permission denied"
 as_root = pytest.mark.skipif(os.geteuid() == 0, reason="root reads a chmod 000 file anyway")
@@ -82,9 +83,9 @@ def test_every_page_of_the_step_is_the_viewers_error_page_with_a_403(client, for
 @as_root
 def test_the_rest_of_the_bucket_answers_and_lists_the_step_with_the_same_message(client, forbidden):
     assert client.get(PREFIX + "/train/1/").status_code == 200
-    trends = json.loads(client.get(PREFIX + "/api/jsonl/train/trends").content)
-    for _ in range(100):  # the background pass over two small steps: bounded
-        if trends["done"]:
-            break
-        trends = json.loads(client.get(PREFIX + "/api/jsonl/train/trends").content)
+    trends = wait_for(
+        lambda: json.loads(client.get(PREFIX + "/api/jsonl/train/trends").content),
+        "the background pass over the two steps",
+        until=lambda answer: answer["done"],
+    )
     assert trends["failed"] == [{"name": "2.jsonl", "error": MESSAGE}]

@@ -7,6 +7,7 @@ the modules there are."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -80,7 +81,20 @@ def python_modules() -> dict[str, Path]:
 
 def imported_names(module: str, path: Path) -> list[tuple[str, list[str]]]:
     """(the module an import statement names, the names it takes) for every import statement."""
-    return statement_imports(module, path.name == "__init__.py", path.read_text())
+    return list(_imports(module, path.name == "__init__.py", path.read_text()))
+
+
+@functools.cache
+def _imports(module: str, is_package: bool, text: str) -> tuple[tuple[str, list[str]], ...]:
+    """Once a process: several tests read every module, and parsing and walking the trees were
+    most of their time. Keyed by the text, so a changed file is read anew."""
+    return tuple(statement_imports(module, is_package, text))
+
+
+@functools.cache
+def _holds_code(text: str) -> bool:
+    body = ast.parse(text).body
+    return any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in body)
 
 
 def is_submodule(name: str) -> bool:
@@ -252,8 +266,7 @@ def holds_code(path: Path) -> bool:
     """Whether a file holds more than a docstring (an empty `__init__.py` is no module)."""
     if path.suffix != ".py":
         return True
-    body = ast.parse(path.read_text()).body
-    return any(not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)) for n in body)
+    return _holds_code(path.read_text())
 
 
 def test_a_module_above_the_review_size_says_why():

@@ -129,16 +129,17 @@ def test_a_match_lets_the_other_threads_run():
     # instead (~0.5 s).
     text = random.Random(26).randbytes(3_000_000).translate(AB).decode()
     pattern = compile_regex(r"(a|b)*a(a|b){20}x", False)
-    done = threading.Event()
+    started, done = threading.Event(), threading.Event()
     ticks = 0
 
     def match() -> None:
+        started.set()  # what follows is the one C call: a held GIL would not let us wake
         pattern.search(text)
         done.set()
 
     worker = threading.Thread(target=match)
     worker.start()
-    time.sleep(0.05)  # the match is under way
+    assert started.wait(30), "the matching thread never started"
     while not done.is_set():
         ticks += 1
         time.sleep(0.001)

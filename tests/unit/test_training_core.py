@@ -7,7 +7,6 @@ import json
 import math
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from rollouts.training.snapshot import PREVIEWS
 from rollouts.training.spec import SpecError
 from rollouts.training.specfile import load_spec, parse_spec
 from tests.support.servers import REPO_ROOT
+from tests.support.wait import wait_for
 
 DEMO = REPO_ROOT / "examples" / "demo-train.toml"
 GRPO = REPO_ROOT / "examples" / "relax-grpo.toml"
@@ -479,10 +479,8 @@ def test_check_blocks_while_paused_and_counts_the_pause(tmp_path):
     result: list[bool] = []
     thread = threading.Thread(target=lambda: result.append(control.check()))
     thread.start()
-    deadline = time.monotonic() + 5
-    while read_ack(path) is None and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert read_ack(path) is not None and result == []  # blocked, and says so
+    wait_for(lambda: read_ack(path), "the paused check to acknowledge the pause", timeout=5)
+    assert result == []  # blocked, and says so
     write_control(path, pause=False)
     thread.join(5)
     assert result == [False] and control.paused_seconds > 0

@@ -5,7 +5,6 @@ bytes, `after`, the URL prefix."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from django.core.cache import caches
@@ -14,6 +13,7 @@ from django.urls import set_script_prefix
 import rollouts.views.trends as trends_module
 from tests.support.data import sample
 from tests.support.pages import PREFIX
+from tests.support.wait import wait_for
 
 
 @pytest.fixture(autouse=True)
@@ -39,14 +39,12 @@ def made(monkeypatch) -> list[int]:
 
 
 def indexed(client, query: str = "", prefix: str = PREFIX) -> dict:
-    deadline = time.monotonic() + 30
-    while True:
+    def trends() -> dict:
         response = client.get(f"{prefix}/api/jsonl/train/trends{query}")
         assert response.status_code == 200 and response["Content-Type"] == "application/json"
-        data = json.loads(response.content)
-        if data["done"] or time.monotonic() > deadline:
-            assert data["done"], "the steps were not indexed within 30 s"
-            return data
+        return json.loads(response.content)
+
+    return wait_for(trends, "the steps indexed", until=lambda data: data["done"])
 
 
 def test_the_same_answer_is_made_once(client, write_step, made):
