@@ -60,7 +60,9 @@ def test_one_prompt_in_6000_samples_is_a_small_page_with_exact_totals(client, wr
     assert len(sample_links(html)) == PROMPT_PAGE_SIZE
     assert "6003 samples in 2 steps" in html
     form = html[html.index('id="rv-pair-form"') : html.index("</form>", html.index("rv-pair-form"))]
-    assert form.count("<option ") == 2 * PROMPT_PAGE_SIZE + 2  # the page's, and the latest
+    # Each select offers the page's appearances and the two compared: the best and the worst of
+    # step 2 (rewards 1 and 0, off this page of step 1's).
+    assert form.count("<option ") == 2 * (PROMPT_PAGE_SIZE + 2)
     # The chart still has a point per step.
     chart = json.loads(page(client, f"/train/prompt/{PID}/").by_id["rv-prompt-chart"]["data-chart"])
     assert [(p["step"], p["mean_reward"]) for p in chart] == [(1, 0.5), (2, pytest.approx(1 / 3))]
