@@ -65,7 +65,8 @@ def test_any_two_responses_compared_word_by_word(viewer: ServerProcess, any_tab:
     page.goto(viewer.url(f"/train/prompt/{PID}/"))
     pair = page.locator("#rv-pair")
     left, right = pair.locator('[data-side="a"]'), pair.locator('[data-side="b"]')
-    # By default the earliest and the latest appearance: step 1 line 1, step 3 line 3.
+    # Step 3's two samples of P are both right (no best against worst): the earliest and the
+    # latest appearance, step 1 line 1 and step 3 line 3.
     expect(left.locator("h3 a")).to_have_text("step 1, line 1")
     expect(right.locator("h3 a")).to_have_text("step 3, line 3")
     expect(right.locator("pre")).to_have_text("<b>Eight</b>")  # shown as text
