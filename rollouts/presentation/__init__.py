@@ -13,6 +13,7 @@ from .group import (
     sort_rows,
     summarize_rows,
 )
+from .learning import TONES, LearningVerdict, Tone, learning_verdict, tone_class
 from .pair import paired, side
 from .render import Rendered, compile_mask
 from .sample import (
@@ -44,10 +45,12 @@ __all__ = [
     "LOGPROBS_KEY",
     "ROWS_PER_PAGE",
     "SORTS",
+    "TONES",
     "WORDS_COMPARED",
     "Block",
     "GroupSummary",
     "InfoRow",
+    "LearningVerdict",
     "Node",
     "PresentedSample",
     "Rendered",
@@ -58,12 +61,14 @@ __all__ = [
     "TableRow",
     "Token",
     "TokenView",
+    "Tone",
     "compile_mask",
     "format_bytes",
     "format_number",
     "format_share",
     "format_stat",
     "histogram_bars",
+    "learning_verdict",
     "member_row",
     "next_order",
     "page_numbers",
@@ -81,5 +86,6 @@ __all__ = [
     "summarize_rows",
     "table_row",
     "token_view",
+    "tone_class",
     "word_diff",
 ]
