@@ -3,6 +3,7 @@ readings of the store's rules, and a failure over any trend."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -15,7 +16,9 @@ FLAT = [0.5, 0.51, 0.5, 0.49, 0.5, 0.51, 0.5, 0.49, 0.5, 0.51, 0.5, 0.5]
 FALLING = [1.0 - 0.05 * n for n in range(12)]
 
 
-def reading(rewards: list[float], kl: float | None = None, ev: list[float] = ()) -> dict[str, Any]:
+def reading(
+    rewards: list[float], kl: float | None = None, ev: Sequence[float] = ()
+) -> dict[str, Any]:
     return update_rules(trend_reading(rewards), kl, ev)
 
 

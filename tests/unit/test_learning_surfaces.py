@@ -1,0 +1,99 @@
+"""One verdict on every surface: for the demo runs (with their TensorBoard scalars), the run
+picker's chip, the trends JSON and page, and the Training snapshot of the same state say the same
+label in the same tone (presentation/learning.py decides once; the pages only draw it)."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.cache import caches
+
+from rollouts import demo
+from rollouts.demo.scalars import write_demo_scalars
+from tests.support.wait import wait_for
+
+pytest.importorskip("tensorboard")  # the demo's scalars, whose KL rule the collapse run reads
+
+PREFIX = "/portal/rollouts"
+STEPS = 24
+# A demo run and the Training preview of the same state.
+SAME_STATE = {"steady-rise": "rising", "plateau": "plateau", "collapse": "kl"}
+
+
+@pytest.fixture(scope="module")
+def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("learning")
+    runs = demo.write_demo_runs(root, train_steps=STEPS, eval_every=8, samples_per_step=48)
+    for name, save in runs.items():
+        write_demo_scalars(save, STEPS, demo.RUNS[name])
+    return runs
+
+
+@pytest.fixture
+def several_runs(settings, demo_runs: dict[str, Path]) -> dict[str, Path]:
+    settings.ROLLOUTS_DATA_DIR = None
+    settings.ROLLOUTS_DATA_DIRS = {name: str(save) for name, save in demo_runs.items()}
+    caches["rollouts"].clear()
+    return demo_runs
+
+
+def picker_chips(client) -> dict[str, dict[str, str]]:
+    """Each run's chip on the run picker: its text, class and tone, once every run is read."""
+
+    def chips() -> dict[str, dict[str, str]]:
+        page = client.get(f"{PREFIX}/runs/").content.decode()
+        found = re.findall(
+            r'data-run="([\w-]+)">.*?<span class="rv-run-reading ([^"]+)" data-reading="[^"]*"'
+            r' data-tone="(\w+)" title="[^"]*">([^<]*)</span>',
+            page,
+            re.S,
+        )
+        return {
+            run: {"label": html.unescape(text), "class": cls, "tone": tone}
+            for run, cls, tone, text in found
+        }
+
+    return wait_for(chips, "every run's reading", until=lambda got: len(got) == len(SAME_STATE))
+
+
+def trends_reading(client, run: str) -> dict[str, Any]:
+    url = f"{PREFIX}/runs/{run}/api/jsonl/train/trends"
+    answer = wait_for(lambda: client.get(url).json(), f"{run}'s trends", until=lambda a: a["done"])
+    return answer["reading"]
+
+
+def test_the_picker_and_the_trends_say_the_same_for_every_demo_run(client, several_runs):
+    chips = picker_chips(client)
+    for run in SAME_STATE:
+        verdict = trends_reading(client, run)["verdict"]
+        assert chips[run]["label"] == verdict["label"], run
+        assert chips[run]["tone"] == verdict["tone"], run
+        assert chips[run]["class"] == f"rv-learning rv-learning-{verdict['tone']}", run
+        # The trends page draws the answer it embeds: the same verdict.
+        page = client.get(f"{PREFIX}/runs/{run}/train/trends/").content.decode()
+        embedded = re.search(r'id="rv-trends-data">(.*?)</script>', page, re.S)
+        assert embedded is not None
+        assert json.loads(embedded.group(1))["reading"]["verdict"] == verdict
+    # The issue's run: its scalars' KL rule overrides the falling curve, on both pages alike.
+    assert chips["collapse"] == {
+        "label": "KL too large",
+        "class": "rv-learning rv-learning-bad",
+        "tone": "bad",
+    }
+    assert chips["steady-rise"]["tone"] == "good"
+
+
+def test_the_training_snapshot_says_what_the_trends_say_for_the_same_state(
+    client, several_runs, hosted
+):
+    for run, preview in SAME_STATE.items():
+        trends = trends_reading(client, run)
+        snapshot = client.get(f"{PREFIX}/api/train/state?preview={preview}").json()
+        assert snapshot["reading"]["reading"] == trends["reading"], (run, preview)
+        shown = {k: snapshot["reading"]["verdict"][k] for k in ("state", "label", "tone")}
+        assert shown == {k: trends["verdict"][k] for k in ("state", "label", "tone")}, run
