@@ -13,7 +13,7 @@ from .group import (
     sort_rows,
     summarize_rows,
 )
-from .learning import TONES, LearningVerdict, Tone, learning_verdict, tone_class
+from .learning import TONES, LearningVerdict, Tone, learning_verdict, tone_class, with_verdict
 from .pair import paired, side
 from .render import Rendered, compile_mask
 from .sample import (
@@ -87,5 +87,6 @@ __all__ = [
     "table_row",
     "token_view",
     "tone_class",
+    "with_verdict",
     "word_diff",
 ]

@@ -57,6 +57,11 @@ def learning_verdict(reading: Mapping[str, Any], outcome: str | None = None) -> 
     return {"state": state, "label": label, "tone": tone, "why": why}
 
 
+def with_verdict(reading: dict[str, Any], outcome: str | None = None) -> dict[str, Any]:
+    """The reading with its `verdict` added (every other key kept), as the JSON twins send it."""
+    return {**reading, "verdict": learning_verdict(reading, outcome)}
+
+
 def tone_class(tone: str) -> str:
     """The one CSS class of a tone (an unknown tone is neutral)."""
     return f"rv-learning-{tone if tone in TONES else 'neutral'}"

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from ..conf import conf
-from ..presentation import learning_verdict
+from ..presentation import with_verdict as reading_with_verdict
 from ..store import BadRequest, StoreError
 from ..training import (
     EPISODE_ROWS,
@@ -109,7 +109,7 @@ def with_verdict(snapshot: dict[str, Any]) -> dict[str, Any]:
     reading = snapshot.get("reading")
     if isinstance(reading, dict):
         outcome = (snapshot.get("job") or {}).get("outcome")
-        snapshot["reading"] = {**reading, "verdict": learning_verdict(reading, outcome)}
+        snapshot["reading"] = reading_with_verdict(reading, outcome)
     return snapshot
 
 

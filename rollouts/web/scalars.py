@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..conf import conf
-from ..presentation import learning_verdict
+from ..presentation import with_verdict
 from ..store import EV_WINDOW, Point, convergence, update_rules
 from ..store.disk import DiskCache
 from ..store.scalars import (
@@ -178,9 +178,7 @@ def bucket_reading(points: Sequence[Point], scalars: TrendScalars) -> dict[str, 
     """A bucket's whole reading, as the run picker and the trends say it: the mean reward's
     convergence, the KL and value-function rules of the run's scalars, and the `verdict`
     (label, tone, why) every page shows, so none of them decides it again."""
-    reading = with_update_rules(convergence(points), scalars)
-    reading["verdict"] = learning_verdict(reading)
-    return reading
+    return with_verdict(with_update_rules(convergence(points), scalars))
 
 
 def with_scalars_version(cursor: dict[str, int] | None, data_root: Path, run: str | None) -> Any:

@@ -97,3 +97,16 @@ def test_the_training_snapshot_says_what_the_trends_say_for_the_same_state(
         assert snapshot["reading"]["reading"] == trends["reading"], (run, preview)
         shown = {k: snapshot["reading"]["verdict"][k] for k in ("state", "label", "tone")}
         assert shown == {k: trends["verdict"][k] for k in ("state", "label", "tone")}, run
+
+
+def test_the_terminal_ui_is_given_the_trends_reading(client, several_runs):
+    """`visualize --tui` hands the app the trends' own reading (the run's TensorBoard rules), so
+    the terminal's line says "KL too large" for the collapse run too, not the bare curve."""
+    from rollouts.management.commands.visualize import tui_reading
+    from rollouts.store import Catalog
+
+    catalog = Catalog(several_runs["collapse"])
+    reading = wait_for(lambda: tui_reading(catalog, "train"), "the collapse run read")
+    assert reading is not None
+    assert reading["verdict"] == trends_reading(client, "collapse")["verdict"]
+    assert reading["verdict"]["label"] == "KL too large"
