@@ -110,3 +110,46 @@ def test_the_terminal_ui_is_given_the_trends_reading(client, several_runs):
     assert reading is not None
     assert reading["verdict"] == trends_reading(client, "collapse")["verdict"]
     assert reading["verdict"]["label"] == "KL too large"
+
+
+# A job whose reward rises over 12 points, then exits 3: a crash over a rising curve.
+CRASH_SCRIPT = (
+    "import json\n"
+    "for n in range(12):\n"
+    "    point = {'event': 'progress', 'timesteps': 100 * (n + 1), 'ep_rew_mean': 0.1 * n}\n"
+    "    print(json.dumps(point), flush=True)\n"
+    "raise SystemExit(3)\n"
+)
+CRASHER = f"""
+[job]
+command = ["{{python}}", "-c", {json.dumps(CRASH_SCRIPT)}]
+control = false
+grace_seconds = 0.5
+"""
+
+
+def test_a_crashed_job_reads_failed_in_the_bad_tone_over_its_rising_curve(
+    client, settings, tmp_path
+):
+    from rollouts.training.manager import forget_managers, manager_for
+
+    spec = tmp_path / "crasher.toml"
+    spec.write_text(CRASHER)
+    settings.ROLLOUTS_TRAIN_SPEC = str(spec)
+    settings.ROLLOUTS_TRAIN_ACCESS = "rollouts.access.allow_all"
+    try:
+        started = client.post(f"{PREFIX}/api/train/start", "{}", content_type="application/json")
+        assert started.status_code == 200, started.content
+        job = manager_for(spec).job
+        assert job is not None and job.wait(20)
+        state = wait_for(
+            lambda: client.get(f"{PREFIX}/api/train/state").json(),
+            "the crash and its points",
+            until=lambda s: s["job"]["outcome"] == "failed" and len(s["metrics"]["points"]) == 12,
+        )
+    finally:
+        forget_managers()
+    verdict = state["reading"]["verdict"]
+    assert (verdict["state"], verdict["label"], verdict["tone"]) == ("failed", "failed", "bad")
+    assert "exit code 3" in verdict["why"]
+    assert "before it failed the curve read rising" in state["reading"]["notes"][0]
