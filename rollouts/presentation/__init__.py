@@ -13,6 +13,7 @@ from .group import (
     sort_rows,
     summarize_rows,
 )
+from .learning import TONES, LearningVerdict, Tone, learning_verdict, tone_class, with_verdict
 from .pair import paired, side
 from .render import Rendered, compile_mask
 from .sample import (
@@ -44,10 +45,12 @@ __all__ = [
     "LOGPROBS_KEY",
     "ROWS_PER_PAGE",
     "SORTS",
+    "TONES",
     "WORDS_COMPARED",
     "Block",
     "GroupSummary",
     "InfoRow",
+    "LearningVerdict",
     "Node",
     "PresentedSample",
     "Rendered",
@@ -58,6 +61,7 @@ __all__ = [
     "TableRow",
     "Token",
     "TokenView",
+    "Tone",
     "answer_check",
     "badge_json",
     "compile_mask",
@@ -67,6 +71,7 @@ __all__ = [
     "format_stat",
     "histogram_bars",
     "hit_badges",
+    "learning_verdict",
     "member_row",
     "next_order",
     "page_numbers",
@@ -84,5 +89,7 @@ __all__ = [
     "summarize_rows",
     "table_row",
     "token_view",
+    "tone_class",
+    "with_verdict",
     "word_diff",
 ]

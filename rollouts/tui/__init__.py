@@ -9,7 +9,7 @@ from ..install import install_hint
 
 if TYPE_CHECKING:
     from ..store import IndexCache
-    from .app import RolloutsApp
+    from .app import ReadingOf, RolloutsApp
 
 INSTALL_HINT = f'the terminal UI needs the "tui" extra: {install_hint("tui")}'
 
@@ -22,9 +22,13 @@ def available() -> bool:
     return True
 
 
-def make_app(data_dir: Path, mask: str, cache: IndexCache) -> RolloutsApp:
+def make_app(
+    data_dir: Path, mask: str, cache: IndexCache, reading_of: ReadingOf | None = None
+) -> RolloutsApp:
     """The terminal UI on `data_dir` (textual imported only now, so `available()` can be asked
-    without it). Raises OSError when the directory cannot be read."""
+    without it). Raises OSError when the directory cannot be read. `reading_of(bucket)`: the
+    bucket's reading with its verdict (None while its steps are read); the store's own
+    without the run's TensorBoard rules when not given."""
     from .app import RolloutsApp
 
-    return RolloutsApp(data_dir, mask, cache=cache)
+    return RolloutsApp(data_dir, mask, cache=cache, reading_of=reading_of)

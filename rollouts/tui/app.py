@@ -31,6 +31,7 @@ from ..presentation import present_sample
 from ..store import IndexCache, StepIndex, StoreError
 from .find import FindBar
 from .history import History, PromptHistory, prompt_history
+from .learning import LearningLine, ReadingOf
 from .pane import SamplePane
 from .progress import ColumnProgress
 from .search import SearchScreen
@@ -64,10 +65,15 @@ class RolloutsApp(App[None]):
     ]
 
     def __init__(
-        self, data_dir: Path | str, mask_str: str | None = None, cache: IndexCache | None = None
+        self,
+        data_dir: Path | str,
+        mask_str: str | None = None,
+        cache: IndexCache | None = None,
+        reading_of: ReadingOf | None = None,
     ) -> None:
         super().__init__()
         self.session = Session(data_dir, mask_str, cache)
+        self.reading_of: ReadingOf = reading_of or (lambda _, bucket: self.session.reading(bucket))
         self.table_mode = False
         self.hidden_fields: set[str] = set()
 
@@ -79,6 +85,7 @@ class RolloutsApp(App[None]):
             yield Sidebar(session)
             with Vertical(id="main"):
                 yield FindBar(id="findbar")
+                yield LearningLine(session, self.reading_of, id="learning")
                 yield Label("", id="status")
                 yield ColumnProgress(self.session)
                 yield SamplePane()
@@ -98,6 +105,7 @@ class RolloutsApp(App[None]):
         if step is None:
             self.session.index = None
             self._show_message(f"bucket {self.session.bucket!r} has no step files yet")
+            self.query_one(LearningLine).ask()
             return
         self._set_status(f"opening {self.session.step_label(step)} ...")
         step_pos = self.session.step_pos
@@ -129,8 +137,9 @@ class RolloutsApp(App[None]):
         self._sidebar().sync_choices(self.session)
         self._set_status("")
         self._show_sample()
-        if not index.columns_ready:
-            # After the first paint: the column pass holds the GIL for seconds on a big step.
+        if index.columns_ready:
+            self.query_one(LearningLine).ask()
+        else:  # after the first paint: the column pass holds the GIL for seconds on a big step
             self.call_after_refresh(self._build_columns, index)
 
     def _build_columns(self, index: StepIndex) -> None:
@@ -151,6 +160,7 @@ class RolloutsApp(App[None]):
             lines = ", ".join(str(b["line"]) for b in bad[:5]) + (" ..." if len(bad) > 5 else "")
             self._set_status(f"{len(bad)} unreadable line(s) left out: line {lines}")
         self._show_sample(keep_scroll=True)
+        self.query_one(LearningLine).ask()
 
     # -- showing -------------------------------------------------------------------------
     def _show_sample(self, keep_scroll: bool = False) -> None:
@@ -349,6 +359,7 @@ class RolloutsApp(App[None]):
             return
         self._sidebar().sync_buckets(self.session)
         self._sidebar().sync_steps(self.session)
+        self.query_one(LearningLine).forget()  # asked again once the step is read again
         if session.index is None or session.step is None:
             self._open_current_step()
             return
@@ -358,6 +369,8 @@ class RolloutsApp(App[None]):
         self.session.update_index(index)
         if not index.columns_ready:
             self.call_after_refresh(self._build_columns, index)
+        else:
+            self.query_one(LearningLine).ask()
         self._sidebar().sync_choices(self.session)
         self._show_sample(keep_scroll=True)
         self._set_status(f"refreshed: {self.session.total} samples")

@@ -11,15 +11,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..presentation import compile_mask, format_bytes
+from ..presentation import compile_mask, format_bytes, with_verdict
 from ..store import (
     EVERYTHING,
     Catalog,
+    History,
     IndexCache,
     Selection,
     StepFile,
     StepIndex,
     StoreError,
+    convergence,
     rank_of,
 )
 
@@ -44,6 +46,18 @@ class Session:
         self.ordering: Sequence[int] = range(0)
         self.rank = 0
         self._at_top = False
+        self._histories: dict[str, History] = {}  # each bucket's per-step metrics, for `reading`
+
+    # -- is it learning? -----------------------------------------------------------------
+    def reading(self, bucket: str) -> dict[str, Any] | None:
+        """The bucket's convergence reading with its verdict, or None while its steps are still
+        being read. The store's own reading: `visualize --tui` gives the app the web's instead
+        (with the run's TensorBoard rules), so the terminal says what the trends page says."""
+        history = self._histories.get(bucket)
+        if history is None:
+            history = self._histories[bucket] = History(self.catalog, bucket)
+        snapshot = history.snapshot()
+        return with_verdict(convergence(snapshot.points)) if snapshot.done else None
 
     # -- catalog -------------------------------------------------------------------------
     @property

@@ -11,7 +11,7 @@ from collections.abc import Collection
 from rich.table import Table
 from rich.text import Text
 
-from ..presentation import Block, Node, PresentedSample, Rendered, Section
+from ..presentation import Block, LearningVerdict, Node, PresentedSample, Rendered, Section
 
 ROLE_STYLES = {
     "system": "bold bright_black",
@@ -25,6 +25,14 @@ BLOCK_STYLES = {
     "tools": "dark_cyan",
     "tool_response": "yellow",
     "answer": "bold bright_white on dark_blue",
+}
+# Is it learning? The verdict's tones (presentation/learning.py) in the web's colours: green,
+# amber, red, grey (the rv-learning-<tone> classes).
+TONE_STYLES = {
+    "good": "bold green",
+    "warn": "bold yellow",
+    "bad": "bold white on red",
+    "neutral": "dim",
 }
 MARKER_STYLE = "dim"
 SPECIAL_STYLE = "bold magenta"
@@ -178,3 +186,14 @@ def sample_table(presented: PresentedSample, line: int, hidden: Collection[str] 
         if _visible(section.name, hidden):
             table.add_row(section.name, section_body(section))
     return table
+
+
+def verdict_text(bucket: str, verdict: LearningVerdict | None) -> Text:
+    """The bucket's "is it learning?" line: the verdict's label in its tone's style, then why."""
+    text = Text(f"{bucket}: ", style="bold")
+    if verdict is None:
+        return text.append("reading the steps…", style=TONE_STYLES["neutral"])
+    text.append(f" {verdict['label']} ", style=TONE_STYLES.get(verdict["tone"], "dim"))
+    if verdict["why"]:
+        text.append(f" {verdict['why']}", style="dim")
+    return text

@@ -14,9 +14,9 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from ..conf import conf
-from ..presentation import spark_path
-from ..store import StoreError, convergence, series
-from ..web import catalog_of, history_of
+from ..presentation import spark_path, tone_class
+from ..store import StoreError, series
+from ..web import bucket_reading, catalog_of, history_of, trend_scalars
 
 SPARK_STEPS = 30  # the last steps a run's sparkline draws
 # Sort keys: a run's value to sort by (a run without one sorts last either way).
@@ -80,7 +80,10 @@ def _run_summary(name: str, path: Path) -> dict[str, Any]:
         run["latest_step"] = finite[-1][0]
         run["spark"] = spark_path([v for _, v in finite[-SPARK_STEPS:]])
     if snapshot.done:
-        run["reading"] = convergence(snapshot.points)
+        # The reading its trends page shows: the same points, the same scalars' rules.
+        scalars = trend_scalars(catalog.root, name, [p.step for p in snapshot.points])
+        run["reading"] = bucket_reading(snapshot.points, scalars)
+        run["verdict_class"] = tone_class(run["reading"]["verdict"]["tone"])
     else:
         run["indexed"] = snapshot.total - snapshot.pending
     return run

@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from ..conf import conf
+from ..presentation import with_verdict as reading_with_verdict
 from ..store import BadRequest, StoreError
 from ..training import (
     EPISODE_ROWS,
@@ -96,9 +97,19 @@ def _state(request: HttpRequest, manager: Manager) -> dict[str, Any]:
     if preview:
         if preview not in PREVIEWS:
             raise BadRequest(f"preview must be one of {', '.join(PREVIEWS)}")
-        return preview_snapshot(manager.spec, preview, params)
+        return with_verdict(preview_snapshot(manager.spec, preview, params))
     snapshot = manager.snapshot(params)
     snapshot["links"] = _links(request, manager)
+    return with_verdict(snapshot)
+
+
+def with_verdict(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The snapshot with its reading's `verdict` (label, tone, why), the job's outcome over the
+    curve: what the Training page shows, in the words and tone of the trends and the run picker."""
+    reading = snapshot.get("reading")
+    if isinstance(reading, dict):
+        outcome = (snapshot.get("job") or {}).get("outcome")
+        snapshot["reading"] = reading_with_verdict(reading, outcome)
     return snapshot
 
 

@@ -18,10 +18,11 @@ from django.urls import get_script_prefix, reverse
 from django.utils.safestring import mark_safe
 
 from ..conf import conf
-from ..store import Point, Snapshot, StoreError, convergence, curves, dumps_strict, metric_cards
+from ..store import Point, Snapshot, StoreError, curves, dumps_strict, metric_cards
 from ..web import (
     JSON_TYPE,
     app_url,
+    bucket_reading,
     catalog_of,
     current_run,
     get_catalog,
@@ -33,7 +34,6 @@ from ..web import (
     trend_scalars,
     url_maker,
     with_scalars_version,
-    with_update_rules,
 )
 from .bucket_twins import RunChoice, TrendsTwin
 from .decorators import api, page
@@ -174,7 +174,7 @@ def trends_json(
         "series": curves(keys) + scalars.series,
         "points": [_point_json(p, statuses, scalars.at(p.step)) for p in points if p.step > after],
         "cards": metric_cards(points),
-        "reading": with_update_rules(convergence(points), scalars),
+        "reading": bucket_reading(points, scalars),
         "cursor": with_scalars_version(cursor_of(points), catalog.root, run),
         "runs": choices,
         "scalars": scalars.source,

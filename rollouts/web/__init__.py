@@ -29,6 +29,7 @@ from .runs import (
 from .scalars import (
     OFF_VALUES,
     absent_source,
+    bucket_reading,
     configured_dir,
     scalars_state,
     store_for,
@@ -49,6 +50,7 @@ __all__ = [
     "absent_source",
     "app_url",
     "bind_run",
+    "bucket_reading",
     "catalog_of",
     "configured_dir",
     "current_run",

@@ -1,5 +1,6 @@
 """A data directory's TensorBoard scalars for the web: which directory, one reader per directory,
-and what the trends JSON adds from them (`tb.<tag>` series, the KL and value-function rules).
+and what the trends JSON adds from them (`tb.<tag>` series, the KL and value-function rules,
+the bucket's reading with its verdict).
 
 The reading itself is plain Python (`store/scalars/`); this module only maps settings and runs
 to it, as `runs.py` does for catalogs.
@@ -11,12 +12,14 @@ import itertools
 import math
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..conf import conf
-from ..store import EV_WINDOW, update_rules
+from ..presentation import with_verdict
+from ..store import EV_WINDOW, Point, convergence, update_rules
 from ..store.disk import DiskCache
 from ..store.scalars import (
     INSTALL_HINT,
@@ -169,6 +172,13 @@ def with_update_rules(result: dict[str, Any], scalars: TrendScalars) -> dict[str
         kl_tag=kl[0] if kl else None, explained_variance_tag=ev[0] if ev else None
     )
     return result
+
+
+def bucket_reading(points: Sequence[Point], scalars: TrendScalars) -> dict[str, Any]:
+    """A bucket's whole reading, as the run picker and the trends say it: the mean reward's
+    convergence, the KL and value-function rules of the run's scalars, and the `verdict`
+    (label, tone, why) every page shows, so none of them decides it again."""
+    return with_verdict(with_update_rules(convergence(points), scalars))
 
 
 def with_scalars_version(cursor: dict[str, int] | None, data_root: Path, run: str | None) -> Any:

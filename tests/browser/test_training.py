@@ -88,7 +88,11 @@ def test_the_preview_draws_cards_curve_reading_and_log_and_starts_nothing(tab, t
 
     reading = page.locator("#rv-reading")
     expect(reading).to_have_attribute("data-reading", PREVIEWS[name])
-    expect(reading.locator(".rv-reading-name")).to_have_text(PREVIEWS[name])
+    verdict = snapshot["reading"]["verdict"]  # the server's words and tone, drawn as they are
+    expect(reading.locator(".rv-reading-name")).to_have_text(verdict["label"])
+    expect(reading.locator(".rv-reading-name")).to_have_class(
+        re.compile(rf"\brv-learning-{verdict['tone']}\b")
+    )
     numbers = reading.locator("tr[data-number]")
     expect(numbers).to_have_count(len(snapshot["reading"]["numbers"]) - 1)  # noise: in a rule
     cards = page.locator("#rv-cards .rv-metric-card")

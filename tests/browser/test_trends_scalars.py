@@ -101,7 +101,7 @@ def test_the_grid_the_note_and_the_kl_reading(viewer: ServerProcess, tab: Tab):
     expect(mini.locator(".rv-mini-latest")).to_have_attribute("data-value", "1005")
     mini.click()
     expect(page.locator("#rv-trend-chart")).to_have_attribute("data-series", "tb.perf/tokens_per_s")
-    expect(page.locator("#rv-reading .rv-reading-name")).to_have_text("kl too large")
+    expect(page.locator("#rv-reading .rv-reading-name")).to_have_text("KL too large")
     expect(page.locator("#rv-reading .rv-reading-why")).to_contain_text("train/kl_loss 0.2")
     tab.assert_clean()
 

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { readingRows } from "../../rollouts/static/rollouts/reading.js";
+import { readingRows, verdictOf } from "../../rollouts/static/rollouts/reading.js";
 
 const THRESHOLDS = { min_steps: 5, window: 10, plateau_cv: 0.05, plateau_range: 0.1, kl_max: 0.05 };
 const text = (v) => String(v);
@@ -38,4 +38,30 @@ test("a number no rule names is still listed, without a rule; noise is not a row
     ["level", "mean over the window", "", "", null],
     ["episodes", "episodes", "", "", null],
   ]);
+});
+
+test("the verdict drawn is the server's: its label, tone and why, never re-decided", () => {
+  // A rising curve the server judged bad (a failed job): the page draws bad, not green.
+  const reading = {
+    reading: "rising",
+    why: "slope +0.1",
+    verdict: { state: "failed", label: "failed", tone: "bad", why: "the job failed" },
+  };
+  assert.deepEqual(verdictOf(reading), {
+    label: "failed",
+    tone: "bad",
+    why: "the job failed",
+    className: "rv-learning rv-learning-bad",
+  });
+});
+
+test("a reading without a verdict, or with an unknown tone, is drawn neutral by its name", () => {
+  assert.deepEqual(verdictOf({ reading: "rising", why: "w" }), {
+    label: "rising",
+    tone: "neutral",
+    why: "w",
+    className: "rv-learning rv-learning-neutral",
+  });
+  const odd = verdictOf({ reading: "x", verdict: { label: "x", tone: "green", why: "" } });
+  assert.equal(odd.className, "rv-learning rv-learning-neutral");
 });

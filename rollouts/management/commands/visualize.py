@@ -23,7 +23,7 @@ from rollouts.management.reading_options import check_reading_options
 from rollouts.management.serving import ANY_ADDRESS, LOOPBACK_HOSTS, apply_settings, listen
 from rollouts.store import Catalog, runs_of
 from rollouts.store.disk import DEFAULT_DIRECTORY_TEXT, DiskCache
-from rollouts.web import scalars_state
+from rollouts.web import bucket_reading, history_of, scalars_state, trend_scalars
 
 # Django's options of every command: still accepted, but left out of --help and the usage line,
 # which then show only the viewer's own flags (`relax-viewer --help` is what users read first).
@@ -192,7 +192,7 @@ class Command(BaseCommand):
             },
         )
         try:
-            app = tui.make_app(data_dir, mask, cache)
+            app = tui.make_app(data_dir, mask, cache, reading_of=tui_reading)
         except OSError as exc:
             raise CommandError(f"cannot read DATA_DIR {data_dir.name}: {exc.strerror}") from None
         app.run()
@@ -255,3 +255,13 @@ class Command(BaseCommand):
         lines.append("  Press Ctrl+C to stop.")
         self.stdout.write("\n".join(lines))
         self.stdout.flush()
+
+
+def tui_reading(catalog: Catalog, bucket: str) -> dict[str, Any] | None:
+    """The terminal UI's reading of a bucket: the trends page's own (the run's TensorBoard rules
+    and the verdict), so the terminal says what the web says; None while the steps are read."""
+    snapshot = history_of(catalog, bucket).snapshot()
+    if not snapshot.done:
+        return None
+    scalars = trend_scalars(catalog.root, None, [p.step for p in snapshot.points])
+    return bucket_reading(snapshot.points, scalars)

@@ -1,6 +1,8 @@
 // Relax Rollout Viewer: the convergence reading's box on the trends and Training pages (their
 // scripts call renderReading with the reading from their JSON and number formats): the
 // verdict, why, and every number the reading compared with the rule it was held against.
+// The verdict's words and tone are the server's (`reading.verdict`, presentation/learning.py),
+// the same as the run picker's: this draws them, it never decides them.
 // Text reaches the page only through textContent.
 import { element as html } from "./lib/dom.js";
 import { finite } from "./lib/numbers.js";
@@ -63,11 +65,30 @@ export function readingRows(n, t, fmt) {
   );
 }
 
+const TONES = ["good", "warn", "bad", "neutral"];
+
+// The verdict to draw: the server's label, tone and why (a reading without one, from an older
+// server, is drawn by its own name, neutral: never a colour decided here).
+export function verdictOf(reading) {
+  const verdict = reading.verdict || {};
+  const tone = TONES.indexOf(verdict.tone) >= 0 ? verdict.tone : "neutral";
+  return {
+    label: typeof verdict.label === "string" ? verdict.label : String(reading.reading ?? ""),
+    tone: tone,
+    why: typeof verdict.why === "string" ? verdict.why : String(reading.why ?? ""),
+    className: "rv-learning rv-learning-" + tone,
+  };
+}
+
 export function renderReading(box, reading, fmt, fmtDelta) {
   const numbers = reading.numbers || {};
-  box.setAttribute("data-reading", reading.reading);
-  box.querySelector(".rv-reading-name").textContent = reading.reading;
-  box.querySelector(".rv-reading-why").textContent = reading.why;
+  const verdict = verdictOf(reading);
+  box.setAttribute("data-reading", reading.verdict?.state ?? reading.reading);
+  box.setAttribute("data-tone", verdict.tone);
+  const name = box.querySelector(".rv-reading-name");
+  name.textContent = verdict.label;
+  name.className = "rv-reading-name " + verdict.className;
+  box.querySelector(".rv-reading-why").textContent = verdict.why;
   const rows = readingRows(numbers, reading.thresholds || {}, fmt).map((row) => {
     const tr = html("tr");
     const value = numbers[row[0]];

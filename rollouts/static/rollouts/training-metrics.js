@@ -238,7 +238,8 @@ export function createMetrics() {
   }
 
   // The verdict (reading.js), then its notes: one line per rule, with its window and numbers.
-  // `outcome`: how the job ended; a failed job's verdict is never drawn as a good one.
+  // `outcome`: how the job ended (its chip's data); the verdict's tone is the server's, which
+  // puts a failed job over any curve.
   function renderReading(reading, outcome) {
     const box = byId("rv-reading");
     box.setAttribute("data-outcome", outcome || "");
