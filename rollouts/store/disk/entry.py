@@ -27,24 +27,16 @@ from .format import (
     FORMAT_VERSION,
     NUMERIC_ITEMSIZE,
     PROMPT_ID_ITEMSIZE,
+    ColumnsEntry,
     LineTable,
     decoded_entry,
     invalid_in_range,
 )
 
 
-class _Entry(msgspec.Struct, frozen=True):
-    version: int
-    identity: tuple[int, int, int, int]
-    rows: int
-    lines: LineTable
-    numeric: dict[str, bytes]
-    categorical: dict[str, bytes]
-    categories: dict[str, list[str]]
+class _Entry(ColumnsEntry, frozen=True):
     labels: list[str | None]
-    prompt_ids: bytes
     keys: list[str]
-    invalid: dict[int, str]
     stats: msgspec.Raw  # checked against _Stats, then handed out as plain data
 
 

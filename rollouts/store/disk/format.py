@@ -31,6 +31,22 @@ class LineTable(msgspec.Struct, frozen=True):
     tail_fingerprint: bytes
 
 
+class ColumnsEntry(msgspec.Struct, frozen=True):
+    """The part of an entry every reader of its columns decodes: which file version it is, its
+    line table and columns, its unreadable lines. `entry` reads the labels, keys and statistics
+    on top; `prompts` only the prompt ids (msgspec skips the fields a struct does not name)."""
+
+    version: int
+    identity: tuple[int, int, int, int]
+    rows: int
+    lines: LineTable
+    numeric: dict[str, bytes]
+    categorical: dict[str, bytes]
+    categories: dict[str, list[str]]
+    prompt_ids: bytes
+    invalid: dict[int, str]
+
+
 def invalid_in_range(invalid: dict[int, str], rows: int) -> bool:
     return all(0 <= position < rows for position in invalid)
 

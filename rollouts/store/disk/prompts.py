@@ -19,27 +19,12 @@ from .format import (
     CODE_ITEMSIZE,
     NUMERIC_ITEMSIZE,
     PROMPT_ID_ITEMSIZE,
-    LineTable,
+    ColumnsEntry,
     decoded_entry,
     invalid_in_range,
 )
 
-
-class _PromptEntry(msgspec.Struct, frozen=True):
-    """An entry as following a prompt reads it: labels and statistics are skipped undecoded."""
-
-    version: int
-    identity: tuple[int, int, int, int]
-    rows: int
-    lines: LineTable
-    numeric: dict[str, bytes]
-    categorical: dict[str, bytes]
-    categories: dict[str, list[str]]
-    prompt_ids: bytes
-    invalid: dict[int, str]
-
-
-_prompt_decoder = msgspec.msgpack.Decoder(_PromptEntry)
+_prompt_decoder = msgspec.msgpack.Decoder(ColumnsEntry)  # labels and statistics skipped undecoded
 PROMPT_NUMERIC = ("reward", "response_length")
 PROMPT_CATEGORICAL = ("status", "dataset")
 
