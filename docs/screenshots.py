@@ -1,4 +1,4 @@
-"""Screenshots of every page type, light and dark, at 1440 and 800 px wide, into
+"""Screenshots of every page type, light and dark, at 1440, 800 and 390 px wide (a phone), into
 docs/screenshots/ (the docs show them). Run by hand after a change to a page:
 
     .venv/bin/python docs/screenshots.py
@@ -25,7 +25,8 @@ from tests.support.demo_pages import page_urls, write_demo_runs  # noqa: E402
 from tests.support.servers import run_visualize  # noqa: E402
 
 OUT = REPO / "docs" / "screenshots"
-WIDTHS = (1440, 800)
+WIDTHS = (1440, 800, 390)
+PHONE = 390  # a phone's viewport: 390 x 844
 THEMES = ("light", "dark")
 
 
@@ -33,7 +34,8 @@ def shoot(browser, base: str, name: str, path: str, select: str | None = None) -
     for theme in THEMES:
         for width in WIDTHS:
             context = browser.new_context(
-                color_scheme=theme, viewport={"width": width, "height": 900}
+                color_scheme=theme,
+                viewport={"width": width, "height": 844 if width == PHONE else 900},
             )
             page = context.new_page()
             page.goto(base + path)

@@ -1,6 +1,7 @@
 """One verdict on every surface: for the demo runs (with their TensorBoard scalars), the run
 picker's chip, the trends JSON and page, and the Training snapshot of the same state say the same
-label in the same tone (presentation/learning.py decides once; the pages only draw it)."""
+label in the same tone (presentation/learning.py decides once; the pages only draw it). In e2e,
+not the fast tier: it writes TensorBoard event files, and importing tensorboard costs seconds."""
 
 from __future__ import annotations
 
