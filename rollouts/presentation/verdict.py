@@ -54,8 +54,8 @@ class Verdict:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "rewards": [_badge_json(b) for b in self.rewards],
-            "status": None if self.status is None else _badge_json(self.status),
+            "rewards": [badge_json(b) for b in self.rewards],
+            "status": None if self.status is None else badge_json(self.status),
             "answer": None if self.answer is None else asdict(self.answer),
             "label": self.label,
             "match": self.match,
@@ -63,7 +63,8 @@ class Verdict:
         }
 
 
-def _badge_json(badge: Badge) -> dict[str, str]:
+def badge_json(badge: Badge) -> dict[str, str]:
+    """A chip as the JSON says it: name, display, tone, kind and its CSS class."""
     return {**asdict(badge), "class": badge.css_class}
 
 
@@ -76,7 +77,7 @@ def judge_sample(sample: dict[str, Any], scale: tuple[float, float] | None = Non
         status=status_badge(sample.get("status")),
         answer=answer,
         label=label,
-        match=answers_agree(answer.text, label) if answer and label is not None else None,
+        match=_agree(answer, label),
         cut=cut_marker(sample),
     )
 
@@ -84,11 +85,15 @@ def judge_sample(sample: dict[str, Any], scale: tuple[float, float] | None = Non
 def answer_check(sample: Mapping[str, Any]) -> bool | None:
     """The sample header's check alone (a search hit's ✓/✗): whether the response's final
     answer agrees with the label; None when it has no answer or no label (null is none)."""
-    answer = extract_answer(sample.get("response"))
     label = sample.get("label")
-    if answer is None or label is None:
-        return None
-    return answers_agree(answer.text, label_text(label))
+    return _agree(
+        extract_answer(sample.get("response")), None if label is None else label_text(label)
+    )
+
+
+def _agree(answer: Answer | None, label: str | None) -> bool | None:
+    """Whether the answer agrees with the label (as text); None with nothing to compare."""
+    return answers_agree(answer.text, label) if answer is not None and label is not None else None
 
 
 def hit_badges(reward: float | None, status: str | None) -> list[Badge]:
@@ -97,11 +102,6 @@ def hit_badges(reward: float | None, status: str | None) -> list[Badge]:
     badges = [_reward_badge("reward", reward, None)]
     status_chip = status_badge(status)
     return badges if status_chip is None else [*badges, status_chip]
-
-
-def badge_json(badge: Badge) -> dict[str, str]:
-    """A chip as the JSON says it: name, display, tone, kind and its CSS class."""
-    return _badge_json(badge)
 
 
 # -- reward and status -------------------------------------------------------------------------
