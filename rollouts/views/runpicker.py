@@ -16,7 +16,7 @@ from django.urls import reverse
 from ..conf import conf
 from ..presentation import spark_path, tone_class
 from ..store import StoreError, series
-from ..web import bucket_reading, catalog_of, history_of, trend_scalars
+from ..web import bucket_reading, catalog_of, history_of, rule_scalars
 
 SPARK_STEPS = 30  # the last steps a run's sparkline draws
 # Sort keys: a run's value to sort by (a run without one sorts last either way).
@@ -81,7 +81,7 @@ def _run_summary(name: str, path: Path) -> dict[str, Any]:
         run["spark"] = spark_path([v for _, v in finite[-SPARK_STEPS:]])
     if snapshot.done:
         # The reading its trends page shows: the same points, the same scalars' rules.
-        scalars = trend_scalars(catalog.root, name, [p.step for p in snapshot.points])
+        scalars = rule_scalars(catalog.root, name)
         run["reading"] = bucket_reading(snapshot.points, scalars)
         run["verdict_class"] = tone_class(run["reading"]["verdict"]["tone"])
     else:

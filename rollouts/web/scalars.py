@@ -110,12 +110,28 @@ def kind_of(tag: str) -> str:
 def trend_scalars(data_root: Path, run: str | None, steps: list[int]) -> TrendScalars:
     """Every scalar as a series `tb.<tag>`, its values on those of the bucket's `steps` that
     logged it."""
+    return _scalars(data_root, run, steps)
+
+
+def rule_scalars(data_root: Path, run: str | None) -> TrendScalars:
+    """Only what the reading's KL and value-function rules read (`latest`, `recent` of their
+    tags): the run picker's, which draws no `tb.` series, so it builds none."""
+    return _scalars(data_root, run, None)
+
+
+def _scalars(data_root: Path, run: str | None, steps: list[int] | None) -> TrendScalars:
+    """The scalars of the bucket's `steps` as `trend_scalars` says them, or with `steps` None
+    only the rules' tags' latest and recent values."""
     store, why = store_for(data_root, run)
     if store is None:
         return TrendScalars(absent_source(why))
     store.refresh()
     snapshot = store.snapshot()  # one version for the whole answer
     result = TrendScalars(store.source(snapshot))
+    if steps is None:
+        for tag in (*conf.KL_SCALARS, *conf.EXPLAINED_VARIANCE_SCALARS):
+            _latest_and_recent(result, tag, snapshot.points(tag))
+        return result
     wanted = set(steps)
     for tag in snapshot.tag_names():
         points = snapshot.points(tag)
@@ -127,11 +143,7 @@ def trend_scalars(data_root: Path, run: str | None, steps: list[int]) -> TrendSc
             if step in wanted:
                 result.by_step.setdefault(step, {})[key] = value if math.isfinite(value) else None
                 matched += 1
-        last = list(
-            itertools.islice((v for _, v, _ in reversed(points) if math.isfinite(v)), EV_WINDOW)
-        )[::-1]
-        if last:
-            result.latest[tag], result.recent[tag] = last[-1], last
+        _latest_and_recent(result, tag, points)
         result.series.append(
             {
                 "key": key,
@@ -143,6 +155,15 @@ def trend_scalars(data_root: Path, run: str | None, steps: list[int]) -> TrendSc
             }
         )
     return result
+
+
+def _latest_and_recent(result: TrendScalars, tag: str, points: Sequence[Any]) -> None:
+    """The tag's last EV_WINDOW finite values (oldest first) and the latest of them."""
+    last = list(
+        itertools.islice((v for _, v, _ in reversed(points) if math.isfinite(v)), EV_WINDOW)
+    )[::-1]
+    if last:
+        result.latest[tag], result.recent[tag] = last[-1], last
 
 
 def first_logged(latest: dict[str, float], tags: tuple[str, ...]) -> tuple[str, float] | None:
