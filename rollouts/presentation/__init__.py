@@ -16,6 +16,7 @@ from .group import (
 from .learning import TONES, LearningVerdict, Tone, learning_verdict, tone_class, with_verdict
 from .pair import paired, side
 from .render import Rendered, compile_mask
+from .runcolour import RUN_COLOURS, run_colour_index
 from .sample import (
     InfoRow,
     Node,
@@ -44,6 +45,7 @@ __all__ = [
     "COLUMNS",
     "LOGPROBS_KEY",
     "ROWS_PER_PAGE",
+    "RUN_COLOURS",
     "SORTS",
     "TONES",
     "WORDS_COMPARED",
@@ -79,6 +81,7 @@ __all__ = [
     "paired",
     "present_sample",
     "reward_scale",
+    "run_colour_index",
     "sample_identity",
     "scatter",
     "shared_label",

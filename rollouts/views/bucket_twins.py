@@ -56,6 +56,7 @@ class RunChoice(TypedDict):
     name: str
     trends_url: str
     current: bool
+    colour: int  # the run's colour index on every page (`presentation.run_colour_index`)
 
 
 class TrendsTwin(TypedDict):

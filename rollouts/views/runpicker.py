@@ -14,7 +14,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from ..conf import conf
-from ..presentation import spark_path, tone_class
+from ..presentation import run_colour_index, spark_path, tone_class
 from ..store import StoreError, series
 from ..web import bucket_reading, catalog_of, history_of, rule_scalars
 
@@ -55,7 +55,11 @@ def run_picker(request: HttpRequest) -> HttpResponse:
 
 
 def _run_summary(name: str, path: Path) -> dict[str, Any]:
-    run: dict[str, Any] = {"name": name, "url": reverse("rollouts:run:index", kwargs={"run": name})}
+    run: dict[str, Any] = {
+        "name": name,
+        "url": reverse("rollouts:run:index", kwargs={"run": name}),
+        "colour": run_colour_index(name),  # the run's colour on every page
+    }
     try:
         catalog = catalog_of(path)
         bucket = catalog.buckets()[0]

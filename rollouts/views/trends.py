@@ -18,6 +18,7 @@ from django.urls import get_script_prefix, reverse
 from django.utils.safestring import mark_safe
 
 from ..conf import conf
+from ..presentation import run_colour_index
 from ..store import Point, Snapshot, StoreError, curves, dumps_strict, metric_cards
 from ..web import (
     JSON_TYPE,
@@ -112,7 +113,14 @@ def run_choices(request: HttpRequest, bucket: str) -> list[RunChoice]:
         except StoreError:
             continue  # a run that cannot be read says so on its own pages
         url = reverse("rollouts:run:api-trends", kwargs={"run": name, "bucket": bucket})
-        choices.append({"name": name, "trends_url": url, "current": name == current})
+        choices.append(
+            {
+                "name": name,
+                "trends_url": url,
+                "current": name == current,
+                "colour": run_colour_index(name),
+            }
+        )
     return choices
 
 

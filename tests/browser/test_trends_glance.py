@@ -205,7 +205,7 @@ def test_another_run_is_overlaid_step_by_step(runs, tab: Tab):
     expect(chart).to_have_attribute("data-runs", "2")
     beta = page.locator('#rv-trend-chart .rv-trend-line[data-key="reward_mean@beta"]')
     expect(beta.locator("a.rv-trend-point-link")).to_have_count(len(STEPS))
-    expect(page.locator("#rv-legend .rv-legend-item")).to_have_text(["alpha", "beta"])
+    expect(page.locator("#rv-legend .rv-legend-item")).to_have_text(["alpha (current)", "beta"])
     step = 4
     beta.locator(f'a[data-step="{step}"] circle').hover()
     expected = fmean(record("beta", step, i)["reward"] for i in range(4))

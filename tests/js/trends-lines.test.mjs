@@ -3,12 +3,14 @@
 // of the trends JSON, importable without a page.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-
+import { runColourClass } from "../../rollouts/static/rollouts/lib/run-colour.js";
 import {
   defaultSmoothing,
   gapReason,
   groupName,
+  legendRuns,
   lines,
+  overlayLines,
   panels,
   statusClass,
 } from "../../rollouts/static/rollouts/trends-lines.js";
@@ -95,4 +97,77 @@ test("the grid has a panel per metric and one per kind of series", () => {
     grid[1].lines.map((l) => l.cls),
     ["rv-line-status-completed", "rv-line-status-failed"],
   );
+});
+
+// Two runs, "mine" (current: steps 0 and 1) and "theirs" (steps 1 and 2), as trends-runs.js's
+// overlay gives them: every step either has.
+function twoRuns() {
+  const point = (step, reward, truncated) => ({
+    step: step,
+    name: String(step),
+    metrics: { reward_mean: reward, "status.truncated": truncated },
+  });
+  const mine = [point(0, 0.1, 0.5), point(1, 0.2, 0.25)];
+  const theirs = [point(1, 0.7, 0), point(2, 0.9, 0)];
+  const series = [
+    { key: "reward_mean", label: "Mean reward", kind: "metric", direction: 1 },
+    { key: "status.truncated", label: "truncated", kind: "status", direction: 0 },
+    { key: "status.completed", label: "completed", kind: "status", direction: 0 },
+  ];
+  const overlay = {
+    points: [0, 1, 2].map((step) => ({ step: step, name: String(step) })),
+    runs: [
+      { name: "mine", current: true, points: mine },
+      { name: "theirs", current: false, points: theirs },
+    ],
+  };
+  return { mine, series, overlay };
+}
+
+test("with other runs, every panel of the grid draws each run in the run's colour", () => {
+  const { mine, series, overlay } = twoRuns();
+  const grid = panels(series, mine, overlay);
+  assert.deepEqual(
+    grid.map((p) => p.choice),
+    panels(series, mine).map((p) => p.choice),
+  );
+  const reward = grid[0];
+  assert.deepEqual(
+    reward.lines.map((l) => [l.run, l.cls, l.values]),
+    [
+      ["mine", runColourClass("mine"), [0.1, 0.2, null]],
+      ["theirs", runColourClass("theirs"), [null, 0.7, 0.9]],
+    ],
+  );
+  assert.equal(reward.lines[reward.primary].run, "mine"); // its number is the current run's
+  const status = grid[1]; // two statuses of two runs: four lines, each run's told apart by dashes
+  assert.equal(status.lines.length, 4);
+  assert.equal(status.primary, -1);
+  assert.deepEqual(
+    status.lines.map((l) => [l.run, l.dash]),
+    [
+      ["mine", 0],
+      ["mine", 1],
+      ["theirs", 0],
+      ["theirs", 1],
+    ],
+  );
+  assert.deepEqual(status.lines[2].values, [null, 0, 0]);
+});
+
+test("a run's colour does not depend on its place in the overlay", () => {
+  const { overlay } = twoRuns();
+  const chosen = [{ key: "reward_mean", label: "Mean reward", direction: 1 }];
+  const reversed = { points: overlay.points, runs: overlay.runs.slice().reverse() };
+  const colours = (o) => Object.fromEntries(overlayLines(chosen, o, {}).map((l) => [l.key, l.cls]));
+  assert.deepEqual(colours(overlay), colours(reversed));
+});
+
+test("the runs' legend names each run in its colour and marks the current one", () => {
+  const { overlay } = twoRuns();
+  assert.deepEqual(legendRuns(null), []);
+  assert.deepEqual(legendRuns(overlay), [
+    { name: "mine", label: "mine (current)", cls: runColourClass("mine") },
+    { name: "theirs", label: "theirs", cls: runColourClass("theirs") },
+  ]);
 });

@@ -13,6 +13,7 @@ from statistics import fmean
 import pytest
 from django.core.cache import caches
 
+from rollouts.presentation import run_colour_index
 from rollouts.presentation.spark import spark_path
 from rollouts.store.cards import metric_cards
 from tests.support.data import relax_line, sample
@@ -98,7 +99,7 @@ def test_the_trends_json_lists_the_runs_to_overlay_with_their_json(client):
     body = json.loads(client.get(f"{PREFIX}/runs/beta/api/jsonl/train/trends").content)
     assert body["runs"] == [
         {"name": name, "trends_url": f"{PREFIX}/runs/{name}/api/jsonl/train/trends",
-         "current": name == "beta"}
+         "current": name == "beta", "colour": run_colour_index(name)}
         for name in RUNS
     ]  # fmt: skip
     page = client.get(f"{PREFIX}/runs/beta/train/trends/").content.decode()

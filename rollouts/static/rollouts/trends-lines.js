@@ -1,6 +1,7 @@
 // Relax Rollout Viewer: what the trends page draws for a choice of curve:
 // the lines with their colours and marks, the grid's panels, why a step has no value, and the
 // default smoothing. Plain functions of the trends JSON; trends.js draws what they return.
+import { runColourClass } from "./lib/run-colour.js";
 import { valuesOf as runValuesOf } from "./trends-runs.js";
 
 const STATUSES = ["completed", "truncated", "aborted", "failed"]; // status.css has their colours
@@ -86,22 +87,40 @@ export function lines(chosen, points) {
   });
 }
 
-// The same series once per run (trends-runs.js's overlay), coloured by run, each run's best marked
-// when one curve is chosen. `keys` maps each line's key back to its series and run.
+// A run's name as the legends say it: the current run is marked so.
+export function runLabel(run) {
+  return run.name + (run.current ? " (current)" : "");
+}
+
+// The runs of an overlay as the grid's legend lists them (none without an overlay).
+export function legendRuns(overlay) {
+  if (!overlay) return [];
+  return overlay.runs.map((run) => ({
+    name: run.name,
+    label: runLabel(run),
+    cls: runColourClass(run.name),
+  }));
+}
+
+// The same series once per run (trends-runs.js's overlay), each run in its own colour (from its
+// name: lib/run-colour.js, the same on every page), each run's best marked when one curve is
+// chosen. `keys` (optional) maps each line's key back to its series and run.
 export function overlayLines(chosen, overlay, keys) {
   const out = [];
-  overlay.runs.forEach((run, r) => {
-    chosen.forEach((s) => {
+  overlay.runs.forEach((run) => {
+    chosen.forEach((s, i) => {
       const key = s.key + "@" + run.name;
-      keys[key] = { series: s.key, run: run };
+      if (keys) keys[key] = { series: s.key, run: run };
       const line = {
         key: key,
-        label: run.name + (chosen.length > 1 ? " · " + s.label : ""),
+        label: runLabel(run) + (chosen.length > 1 ? " · " + s.label : ""),
         values: runValuesOf(run, overlay.points, s.key),
-        cls: "rv-line-" + (r % 8),
+        cls: runColourClass(run.name),
+        run: run.name,
         connect: true,
       };
       if (chosen.length === 1) line.mark = markOf(s);
+      else line.dash = i % 4; // the series of one run, told apart by their dashes (the grid)
       out.push(line);
     });
   });
@@ -109,7 +128,22 @@ export function overlayLines(chosen, overlay, keys) {
 }
 
 // The grid: every metric alone, then each kind (statuses, datasets, components) together.
-export function panels(series, points) {
+// With other runs overlaid (`overlay`, trends-runs.js's), each panel draws its series once per
+// run on the overlay's steps, coloured by run; `primary` is the current run's line (its latest
+// value is the panel's), or the panel's one line.
+export function panels(series, points, overlay) {
+  if (overlay) {
+    return panels(series, points).map((panel) => {
+      const chosen = panel.lines.map((l) => ({ key: l.key, label: l.label, direction: 0 }));
+      const lines = overlayLines(chosen, overlay);
+      return {
+        choice: panel.choice,
+        label: panel.label,
+        lines: lines,
+        primary: chosen.length === 1 ? lines.findIndex((l) => l.run === overlay.runs[0].name) : -1,
+      };
+    });
+  }
   const out = [];
   const kinds = {};
   series.forEach((s) => {

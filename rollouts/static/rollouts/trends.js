@@ -15,7 +15,7 @@ import { load, store } from "./lib/storage.js";
 import { replaceParam } from "./lib/url.js";
 import { renderReading } from "./reading.js";
 import { renderCards } from "./trends-cards.js";
-import { renderGrid } from "./trends-grid.js";
+import { renderGrid, renderRunLegend } from "./trends-grid.js";
 import * as L from "./trends-lines.js";
 import { initRuns, overlay as runsOverlay } from "./trends-runs.js";
 import * as S from "./trends-scalars.js";
@@ -249,11 +249,13 @@ function renderChart() {
   if (overlay)
     chart.draw(overlay.points, L.overlayLines(chosen, overlay, state.keys), state.smoothing);
   else chart.draw(state.points, L.lines(chosen, state.points), state.smoothing);
-  renderGrid(byId("rv-trend-grid"), state.points, L.panels(state.series, state.points), {
-    format: fmt,
-    selected: choice,
-    pick: pick,
-  });
+  renderGrid(
+    byId("rv-trend-grid"),
+    overlay ? overlay.points : state.points,
+    L.panels(state.series, state.points, overlay),
+    { format: fmt, selected: choice, pick: pick },
+  );
+  renderRunLegend(byId("rv-grid-legend"), L.legendRuns(overlay));
 }
 function choose(choice) {
   state.choice = choice;
