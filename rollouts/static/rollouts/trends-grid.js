@@ -37,6 +37,21 @@ function range(points, lines) {
   };
 }
 
+// A line's path, broken where a step has no value; a lone point is a dot.
+function pathOf(values, points, x, y) {
+  let d = "";
+  let pen = "M";
+  values.forEach((v, i) => {
+    if (!finite(v)) {
+      pen = "M";
+      return;
+    }
+    d += pen + x(points[i].step).toFixed(1) + "," + y(v).toFixed(1);
+    pen = "L";
+  });
+  return d && d.indexOf("L") < 0 ? d + "h1" : d;
+}
+
 // The lines of one panel on a shared scale, broken where a step has no value.
 function small(points, lines, r) {
   const box = svg("svg", {
@@ -56,32 +71,25 @@ function small(points, lines, r) {
   [PAD, H - PAD].forEach((at) => {
     svg("line", { class: "rv-mini-rule", x1: 0, x2: W, y1: at, y2: at }, box);
   });
-  lines.forEach((line) => {
-    let d = "";
-    let pen = "M";
-    line.values.forEach((v, i) => {
-      if (!finite(v)) {
-        pen = "M";
-        return;
-      }
-      d += pen + x(points[i].step).toFixed(1) + "," + y(v).toFixed(1);
-      pen = "L";
+  // the first line (the current run's, with others overlaid) drawn last: on top where they meet
+  lines
+    .slice()
+    .reverse()
+    .forEach((line) => {
+      const d = pathOf(line.values, points, x, y);
+      if (!d) return; // no value at all (another run without this curve)
+      const cls = "rv-mini-line " + (line.cls || "rv-line-0");
+      const path = svg(
+        "path",
+        {
+          class: cls + (line.dash ? " rv-mini-dash-" + line.dash : ""),
+          "data-key": line.key,
+          d: d,
+        },
+        box,
+      );
+      if (line.run) path.setAttribute("data-run", line.run);
     });
-    if (!d) return; // no value at all (another run without this curve)
-    const path = svg(
-      "path",
-      {
-        class:
-          "rv-mini-line " +
-          (line.cls || "rv-line-0") +
-          (line.dash ? " rv-mini-dash-" + line.dash : ""),
-        "data-key": line.key,
-        d: d.indexOf("L") < 0 ? d + "h1" : d,
-      },
-      box,
-    );
-    if (line.run) path.setAttribute("data-run", line.run);
-  });
   return box;
 }
 
