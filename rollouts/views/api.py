@@ -19,6 +19,7 @@ from ..store import (
     BadRequest,
     StepIndex,
     UnreadableLine,
+    clipped_histograms,
     line_as_json,
     release_freed_memory,
     step_name,
@@ -186,6 +187,7 @@ def api_stats(request: HttpRequest, bucket: str, filename: str) -> HttpResponseB
         "response_length": stats["response_length"],
         "groups": stats["groups"],
         "histograms": stats["histograms"],
+        "histograms_clipped": clipped_histograms(catalog.columns(index), index.invalid),
     }
     return json_response(twin)
 
