@@ -100,7 +100,11 @@ def test_a_clipped_histogram_says_what_it_leaves_out():
     bars = histogram_bars("response_length", "Response length", h, "/s/", integral=True)
     assert (bars["below"], bars["above"]) == (0, 3)
     assert bars["outside"] == f"3 values above {format_compact(100.0, True)} not shown"
-    whole = histogram_bars("response_length", "Response length", histogram([float(v) for v in range(20)]), "/s/")
+    whole = histogram_bars(
+        "response_length", "Response length", histogram([float(v) for v in range(20)]), "/s/"
+    )
     assert whole["outside"] == ""
-    one = histogram_bars("reward", "Reward", clipped_histogram([float(v) for v in [-500, *range(40)]]), "/s/")
+    one = histogram_bars(
+        "reward", "Reward", clipped_histogram([float(v) for v in [-500, *range(40)]]), "/s/"
+    )
     assert one["outside"] == "1 value below 0 not shown"
