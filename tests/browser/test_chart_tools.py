@@ -168,7 +168,8 @@ def test_a_drag_zooms_on_the_steps_and_a_double_click_resets(viewer: ServerProce
     page.mouse.up()
     expect(chart(page)).to_have_attribute("data-zoom", "1-4")
     assert drawn_steps(page, KL_KEY) == [1, 2, 3, 4]
-    assert [int(t) for t in x_ticks(page)][0] >= 1 and int(x_ticks(page)[-1]) <= 4
+    ticks = [int(t) for t in x_ticks(page)]
+    assert min(ticks) >= 1 and max(ticks) <= 4
     expect(chart(page).locator(".rv-brush")).to_have_count(0)
     assert urlsplit(page.url).path == "/train/trends/"  # the drag opened no step
     assert "zoom=1-4" in page.url
