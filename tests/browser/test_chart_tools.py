@@ -15,6 +15,7 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 import pytest
@@ -241,7 +242,9 @@ def test_the_csv_download_holds_the_drawn_values_per_step(viewer: ServerProcess,
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_png_download_is_a_png(viewer: ServerProcess, tab: Tab, scheme: str):
+def test_the_png_download_is_a_png(
+    viewer: ServerProcess, tab: Tab, scheme: Literal["light", "dark"]
+):
     tab.page.emulate_media(color_scheme=scheme)
     page = open_trends(tab, viewer, "series=" + KL_KEY)
     with page.expect_download() as caught:
