@@ -123,7 +123,24 @@ def histogram_bars(
         "x_ticks": x_ticks,
         "low": format_compact(edges[0], integral) if edges else None,
         "high": format_compact(edges[-1], integral) if edges else None,
+        "outside": outside_note(histogram, integral),
+        "below": histogram.get("below", 0),
+        "above": histogram.get("above", 0),
     }
+
+
+def outside_note(histogram: dict, integral: bool = False) -> str:
+    """What a clipped histogram (`store.clipped_histogram`) leaves out, said against the range
+    it draws: "3 values above 100 not shown"; empty when it leaves out nothing."""
+    edges = histogram.get("edges") or histogram.get("values") or []
+    parts = []
+    for key, word, edge in (("below", "below", 0), ("above", "above", -1)):
+        count = histogram.get(key, 0)
+        if count and edges:
+            plural = "value" if count == 1 else "values"
+            limit = format_compact(edges[edge], integral)
+            parts.append(f"{format_compact(count)} {plural} {word} {limit}")
+    return "; ".join(parts) + " not shown" if parts else ""
 
 
 def range_label(value_range: ValueRange, integral: bool = False) -> str:

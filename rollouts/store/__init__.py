@@ -49,7 +49,16 @@ from .reading import (
     trend_reading,
     update_rules,
 )
-from .stats import SUCCESS_ABOVE, TRUNCATED, group_rows, group_summary, group_table
+from .stats import (
+    OUTLIER_FENCE,
+    SUCCESS_ABOVE,
+    TRUNCATED,
+    clipped_histogram,
+    clipped_histograms,
+    group_rows,
+    group_summary,
+    group_table,
+)
 
 __all__ = [
     "CATEGORICAL_KEYS",
@@ -59,6 +68,7 @@ __all__ = [
     "EV_WINDOW",
     "KL_MAX",
     "NO_PROMPT",
+    "OUTLIER_FENCE",
     "PAGE_RELEASE_BYTES",
     "SOLVED_ABOVE",
     "STEP_FILE",
@@ -87,6 +97,8 @@ __all__ = [
     "Unavailable",
     "UnreadableLine",
     "ValueRange",
+    "clipped_histogram",
+    "clipped_histograms",
     "compare_steps",
     "convergence",
     "curves",

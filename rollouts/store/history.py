@@ -53,6 +53,12 @@ class Point:
     def name(self) -> str:
         return step_name(self.filename)
 
+    @property
+    def wall_time(self) -> float:
+        """When the step file was last written (its mtime), in seconds since the epoch: the
+        step's place on a wall-clock axis."""
+        return self.identity.mtime_ns / 1e9
+
 
 @dataclass(slots=True)
 class Snapshot:

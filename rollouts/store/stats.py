@@ -20,6 +20,11 @@ TRUNCATED = "truncated"
 STATUSES = ("completed", "truncated", "aborted", "failed", "pending")
 HISTOGRAM_BINS = 20
 DISCRETE_MAX = 10  # this many distinct values or fewer: one histogram bar per value
+# A histogram leaves out the far outliers (Tukey's "far out" values): those more than
+# OUTLIER_FENCE interquartile ranges beyond the quartiles, so three 4,096-token responses do not
+# squeeze every other sample into one bar. The page says how many it left out.
+OUTLIER_FENCE = 3.0
+HISTOGRAM_COLUMNS = ("reward", "response_length")
 # A sample "succeeds" when its reward is above this (0/1 accuracy rewards: reward 1).
 SUCCESS_ABOVE = 0.0
 
@@ -75,6 +80,37 @@ def histogram(values: Iterable[float], bins: int = HISTOGRAM_BINS) -> dict[str, 
     for v in finite:
         counts[min(bisect.bisect_right(edges, v) - 1, bins - 1)] += 1
     return {"kind": "bins", "edges": edges, "counts": counts}
+
+
+def clipped_histogram(values: Iterable[float], bins: int = HISTOGRAM_BINS) -> dict[str, Any]:
+    """`histogram` of the finite values inside Tukey's far-out fences, [Q1 - k IQR, Q3 + k IQR]
+    with k = OUTLIER_FENCE (nearest-rank quartiles), with `below` and `above`: how many values
+    lie outside them, not drawn. Nothing is left out when the quartiles are equal (no spread
+    to measure outliers by) or when the whole histogram is one bar per value (few distinct
+    values: every one is readable)."""
+    finite = sorted(v for v in values if math.isfinite(v))
+    whole = histogram(finite, bins)
+    q1, q3 = percentile(finite, 25), percentile(finite, 75)
+    if whole["kind"] == "values" or q1 is None or q3 is None or q3 <= q1:
+        return {**whole, "below": 0, "above": 0}
+    low, high = q1 - OUTLIER_FENCE * (q3 - q1), q3 + OUTLIER_FENCE * (q3 - q1)
+    first = bisect.bisect_left(finite, low)
+    last = bisect.bisect_right(finite, high)
+    if first == 0 and last == len(finite):
+        return {**whole, "below": 0, "above": 0}
+    inside = histogram(finite[first:last], bins)
+    return {**inside, "below": first, "above": len(finite) - last}
+
+
+def clipped_histograms(columns: Columns, invalid: Collection[int]) -> dict[str, dict[str, Any]]:
+    """`clipped_histogram` of each histogram column (HISTOGRAM_COLUMNS) of a step's readable
+    rows: what the statistics page draws unless asked for the full range."""
+    out = {}
+    for name in HISTOGRAM_COLUMNS:
+        col = columns.numeric.get(name)
+        rows = [] if col is None else [col[r] for r in range(columns.rows) if r not in invalid]
+        out[name] = clipped_histogram(rows)
+    return out
 
 
 def step_stats(columns: Columns, invalid: Collection[int]) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from http import HTTPStatus
-from typing import Any
+from typing import Any, cast
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -19,6 +19,7 @@ from ..store import (
     BadRequest,
     StepIndex,
     UnreadableLine,
+    clipped_histograms,
     line_as_json,
     release_freed_memory,
     step_name,
@@ -36,7 +37,7 @@ from ..web import (
 )
 from .decorators import api, is_same_origin
 from .samples import INLINE_COLUMNS_BYTES, ordering_of
-from .twins import StatsTwin
+from .twins import ClippedHistogram, StatsTwin
 
 
 @api("GET", "HEAD")
@@ -170,6 +171,9 @@ def api_stats(request: HttpRequest, bucket: str, filename: str) -> HttpResponseB
     catalog = get_catalog(request)
     index = catalog.open_step(bucket, filename)
     stats = catalog.stats(index)
+    clipped = cast(
+        "dict[str, ClippedHistogram]", clipped_histograms(catalog.columns(index), index.invalid)
+    )
     twin: StatsTwin = {
         "subdir": bucket,
         "filename": filename,
@@ -186,6 +190,7 @@ def api_stats(request: HttpRequest, bucket: str, filename: str) -> HttpResponseB
         "response_length": stats["response_length"],
         "groups": stats["groups"],
         "histograms": stats["histograms"],
+        "histograms_clipped": clipped,
     }
     return json_response(twin)
 

@@ -74,6 +74,7 @@ class TrendsTwin(TypedDict):
     points: list[dict[str, Any]]
     cards: list[dict[str, Any]]
     reading: dict[str, Any]
+    references: list[dict[str, Any]]  # the reading's thresholds: {key, value, label} per curve
     cursor: Any
     runs: list[RunChoice]
     scalars: dict[str, Any]

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
 
 from ..presentation import WORDS_COMPARED, format_bytes, histogram_bars, scatter
-from ..store import Columns, StepIndex, step_filename, step_name
+from ..store import OUTLIER_FENCE, Columns, StepIndex, clipped_histograms, step_filename, step_name
 from ..store import group_table as step_group_table
 from ..web import app_url, get_catalog, json_response, step_url, url_maker
 from .decorators import api, page
@@ -32,6 +32,9 @@ def step_stats_page(request: HttpRequest, bucket: str, step: str) -> HttpRespons
     group_url = url_maker(request, "group", "group", bucket=bucket, step=step)
     groups = step_group_table(columns, index.invalid)
     sample_url = url_maker(request, "sample", "position", bucket=bucket, step=step)
+    # The histograms leave out the far outliers unless asked for the full range (?histograms=full).
+    full = request.GET.get("histograms") == "full"
+    drawn = stats["histograms"] if full else clipped_histograms(columns, index.invalid)
     context.update(
         {
             "page": "stats",
@@ -39,11 +42,12 @@ def step_stats_page(request: HttpRequest, bucket: str, step: str) -> HttpRespons
             "step_link": base,
             "json_url": app_url(request, "api-stats", bucket=bucket, filename=filename),
             "histograms": [
-                histogram_bars(
-                    name, label, stats["histograms"][name], base, _whole(columns, name, index)
-                )
+                histogram_bars(name, label, drawn[name], base, _whole(columns, name, index))
                 for name, label in HISTOGRAMS
             ],
+            "histograms_full": full,
+            "stats_path": request.path,
+            "outlier_fence": f"{OUTLIER_FENCE:g}",
             "scatter": scatter(columns, index.invalid, index.lines, sample_url),
             "groups": [{**g, "url": group_url(g["group"])} for g in groups[:GROUPS_LISTED]],
             "groups_total": len(groups),

@@ -30,6 +30,7 @@ from ..web import (
     history_of,
     int_param,
     json_response,
+    reference_lines,
     step_entries,
     store_for,
     trend_scalars,
@@ -183,6 +184,7 @@ def trends_json(
         "points": [_point_json(p, statuses, scalars.at(p.step)) for p in points if p.step > after],
         "cards": metric_cards(points),
         "reading": bucket_reading(points, scalars),
+        "references": reference_lines(scalars),
         "cursor": with_scalars_version(cursor_of(points), catalog.root, run),
         "runs": choices,
         "scalars": scalars.source,
@@ -203,6 +205,7 @@ def _point_json(
         "step": point.step,
         "name": point.name,
         "size_bytes": point.size_bytes,
+        "wall_time": round(point.wall_time, 3),
         "metrics": metrics,
     }
 

@@ -228,6 +228,13 @@ class Histogram(_HistogramCounts, total=False):
     values: list[float]
 
 
+class ClippedHistogram(Histogram):
+    """A histogram without the far outliers (`store.stats.clipped_histogram`)."""
+
+    below: int  # values left out below the drawn range
+    above: int  # and above it
+
+
 class StatsTwin(TypedDict):
     """`api/jsonl/<bucket>/file/<filename>/stats`: the statistics page's numbers (the page shows
     the same `Catalog.stats`). After the step's identity, the keys of `store.stats.step_stats`,
@@ -247,3 +254,4 @@ class StatsTwin(TypedDict):
     response_length: LengthSummary
     groups: GroupStats
     histograms: dict[str, Histogram]  # reward, response_length
+    histograms_clipped: dict[str, ClippedHistogram]  # the same without the far outliers

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..conf import conf
 from ..presentation import with_verdict
-from ..store import EV_WINDOW, Point, convergence, update_rules
+from ..store import EV_WINDOW, KL_MAX, Point, convergence, update_rules
 from ..store.disk import DiskCache
 from ..store.scalars import (
     INSTALL_HINT,
@@ -173,6 +173,22 @@ def first_logged(latest: dict[str, float], tags: tuple[str, ...]) -> tuple[str, 
         if value is not None and math.isfinite(value):
             return tag, value
     return None
+
+
+def reference_lines(scalars: TrendScalars) -> list[dict[str, Any]]:
+    """The reading's thresholds as lines on the curves they judge: KL_MAX on each KL-like
+    scalar (ROLLOUTS_KL_SCALARS) the run logs, so the chart shows the number the reading cites
+    (the page never spells it itself)."""
+    drawn = {s["key"] for s in scalars.series}
+    return [
+        {
+            "key": PREFIX + tag,
+            "value": KL_MAX,
+            "label": f"KL {KL_MAX:g}: too large above (the reading)",
+        }
+        for tag in conf.KL_SCALARS
+        if PREFIX + tag in drawn
+    ]
 
 
 def with_update_rules(result: dict[str, Any], scalars: TrendScalars) -> dict[str, Any]:

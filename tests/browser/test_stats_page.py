@@ -4,9 +4,12 @@ keeps round points, none cut off at an edge. Expectations come from the records 
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from playwright.sync_api import expect
 
+from rollouts.store import OUTLIER_FENCE
 from tests.support.browser import Tab, save_screenshot
 from tests.support.data import sample
 from tests.support.servers import ServerProcess
@@ -28,7 +31,16 @@ RECORDS = [
 ]
 
 
-SERVED = {("train", STEP): RECORDS}  # what `viewer` (conftest.py) serves
+# A step whose lengths are 1..100 and three 4,096-token outliers: its histogram leaves them out.
+OUTLIER_STEP = 2
+BODY = list(range(1, 101))
+OUTLIERS = [4096] * 3
+OUTLIER_RECORDS = [
+    sample(i, reward=float(i % 2), response_length=length, group_index=i // 4)
+    for i, length in enumerate(BODY + OUTLIERS)
+]
+
+SERVED = {("train", STEP): RECORDS, ("train", OUTLIER_STEP): OUTLIER_RECORDS}
 
 
 @pytest.mark.parametrize("width", [1440, 800])
@@ -71,4 +83,42 @@ def test_stats_page_layout_reads_at_a_glance(viewer: ServerProcess, tab: Tab, wi
     assert svg["height"] >= 0.3 * svg["width"], "the scatter is squashed flat"
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     save_screenshot(page, f"step-stats-{width}")
+    tab.assert_clean()
+
+
+def far_outliers(values: list[int]) -> tuple[int, float]:
+    """How many values lie above Tukey's far-out fence (nearest-rank quartiles, worked out here
+    from the data), and the largest value inside it."""
+    ordered = sorted(values)
+    q1 = ordered[math.ceil(0.25 * len(ordered)) - 1]
+    q3 = ordered[math.ceil(0.75 * len(ordered)) - 1]
+    fence = q3 + OUTLIER_FENCE * (q3 - q1)
+    return sum(v > fence for v in ordered), max(v for v in ordered if v <= fence)
+
+
+def test_a_histogram_leaves_out_far_outliers_and_shows_them_on_request(
+    viewer: ServerProcess, tab: Tab
+):
+    page = tab.page
+    page.goto(viewer.url(f"/train/{OUTLIER_STEP}/stats/"))
+    above, highest = far_outliers(BODY + OUTLIERS)
+    assert above == len(OUTLIERS)
+    card = page.locator("#rv-hist-response_length")
+    note = card.locator(".rv-hist-outside")
+    expect(note).to_have_attribute("data-above", str(above))
+    expect(note).to_have_attribute("data-below", "0")
+    expect(note).to_contain_text(f"{above} values above {highest} not shown")
+    bars = card.locator("a.rv-bar-link")
+    counts = [int(b.get_attribute("data-count") or 0) for b in bars.all()]
+    assert sum(counts) == len(BODY)
+    assert (bars.last.get_attribute("data-range") or "").endswith(f",{highest}]")
+    expect(page.locator("#rv-hist-reward .rv-hist-outside")).to_have_count(0)  # 0/1: one bar each
+    note.get_by_role("link", name="Show the full range").click()
+    page.wait_for_url(lambda url: "histograms=full" in url)
+    expect(card.locator(".rv-hist-outside")).to_have_count(0)
+    counts = [int(b.get_attribute("data-count") or 0) for b in bars.all()]
+    assert sum(counts) == len(BODY) + len(OUTLIERS)
+    assert (bars.last.get_attribute("data-range") or "").endswith(f",{max(OUTLIERS)}]")
+    page.get_by_role("link", name="Leave the far outliers out").click()
+    expect(note).to_have_attribute("data-above", str(above))
     tab.assert_clean()

@@ -91,3 +91,20 @@ def test_the_count_axis_reaches_a_round_count_above_the_tallest_bar():
     assert [t["label"] for t in bars["y_ticks"]] == ["0", "5", "10", "15"]
     assert [b["label"] for b in bars["x_ticks"]] == ["0", "0.5", "1"]
     assert bars["bars"][0]["y"] > HISTOGRAM_BOX["top"]  # 14 of 15: below the top tick
+
+
+def test_a_clipped_histogram_says_what_it_leaves_out():
+    from rollouts.store.stats import clipped_histogram
+
+    h = clipped_histogram([float(v) for v in [*range(1, 101), 4096, 4096, 4096]])
+    bars = histogram_bars("response_length", "Response length", h, "/s/", integral=True)
+    assert (bars["below"], bars["above"]) == (0, 3)
+    assert bars["outside"] == f"3 values above {format_compact(100.0, True)} not shown"
+    whole = histogram_bars(
+        "response_length", "Response length", histogram([float(v) for v in range(20)]), "/s/"
+    )
+    assert whole["outside"] == ""
+    one = histogram_bars(
+        "reward", "Reward", clipped_histogram([float(v) for v in [-500, *range(40)]]), "/s/"
+    )
+    assert one["outside"] == "1 value below 0 not shown"

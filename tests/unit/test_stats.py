@@ -115,3 +115,50 @@ def test_empty_step_has_counts_of_zero_and_no_numbers(write_step):
     assert stats["reward"]["n"] == 0 and stats["reward"]["mean"] is None
     assert stats["response_length"]["p50"] is None
     assert stats["groups"]["zero_signal_share"] is None
+
+
+# -- clipped histograms: the far outliers left out and counted (issue 29) --------------------
+def test_a_clipped_histogram_leaves_out_the_far_outliers_and_counts_them():
+    from rollouts.store.stats import HISTOGRAM_BINS, OUTLIER_FENCE, clipped_histogram
+
+    body = [float(v) for v in range(1, 101)]
+    values = [*body, 4096.0, 4096.0, 4096.0, math.nan]
+    ordered = sorted(v for v in values if math.isfinite(v))
+    q1 = ordered[math.ceil(0.25 * len(ordered)) - 1]  # nearest rank, worked out here
+    q3 = ordered[math.ceil(0.75 * len(ordered)) - 1]
+    fence = q3 + OUTLIER_FENCE * (q3 - q1)
+    kept = [v for v in ordered if v <= fence]
+    h = clipped_histogram(values)
+    assert h["kind"] == "bins"
+    assert h["above"] == sum(v > fence for v in ordered) == 3
+    assert h["below"] == 0
+    assert (h["edges"][0], h["edges"][-1]) == (min(kept), max(kept)) == (1.0, 100.0)
+    assert sum(h["counts"]) == len(kept) and len(h["counts"]) == HISTOGRAM_BINS
+    # the whole histogram still spans the outliers
+    assert histogram(values)["edges"][-1] == 4096.0
+
+
+def test_a_clipped_histogram_counts_low_outliers_too():
+    from rollouts.store.stats import clipped_histogram
+
+    values = [-1000.0, *[float(v) for v in range(50, 80)]]
+    h = clipped_histogram(values)
+    assert (h["below"], h["above"]) == (1, 0)
+    assert h["edges"][0] == 50.0
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [0.0, 1.0] * 50 + [4096.0],  # few distinct values: one bar each, nothing left out
+        [5.0] * 90 + [float(v) for v in range(20)],  # equal quartiles: no spread to judge by
+        [float(v) for v in range(100)],  # nothing beyond the fences
+    ],
+)
+def test_a_clipped_histogram_leaves_out_nothing_without_far_outliers(values):
+    from rollouts.store.stats import clipped_histogram
+
+    h = clipped_histogram(values)
+    assert (h["below"], h["above"]) == (0, 0)
+    assert sum(h["counts"]) == len(values)
+    assert {k: v for k, v in h.items() if k not in ("below", "above")} == histogram(values)

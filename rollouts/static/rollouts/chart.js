@@ -11,8 +11,9 @@
 //     gapReason: function (point, key),  // why a point has no value, in the tooltip (optional)
 //     place, decorate: the tooltip by the cursor, marks over the lines (optional; called as
 //       placeTooltip and decorator() of chart-extras.js are)
+//     tools: createTools() of chart-tools.js (optional): log scale, zoom, wall clock, downloads
 //   });
-//   chart.draw(points, lines, smoothing, references);
+//   chart.draw(points, lines, smoothing, references);  chart.redraw(): the same again
 //     points: [{step, name?}, ...] in step order (x positions; `name` goes to data-name)
 //     lines: [{key, label, values, cls?, mark?, connect?}, ...], values aligned with points
 //       (non-finite: a gap, not 0); cls: instead of rv-line-N; mark: "max"/"min", the best
@@ -50,16 +51,20 @@ export function createChart(chart, options) {
   const xLabel = options.xLabel || "step";
   const heading = xLabel.charAt(0).toUpperCase() + xLabel.slice(1);
   let points = [];
-  let series = [];
   let lines = [];
   let scale = null;
   let hoverStep = null;
   let smoothing = 0;
   let references = [];
+  let last = null; // draw's arguments, as given: a resize or a tool redraws them
+  const tools = options.tools || null;
 
-  function draw(newPoints, newLines, weight, refs) {
+  function draw(givenPoints, givenLines, weight, givenRefs) {
+    last = [givenPoints, givenLines, weight, givenRefs];
+    const [newPoints, newLines, refs] = tools
+      ? tools.prepare(givenPoints, givenLines, givenRefs || [])
+      : [givenPoints, givenLines, givenRefs];
     points = newPoints;
-    series = newLines;
     smoothing = weight;
     references = (refs || []).filter((r) => finite(r.value));
     chart.setAttribute("data-smoothing", smoothing);
@@ -84,11 +89,12 @@ export function createChart(chart, options) {
     lines.forEach((l) => {
       shown = shown.concat(l.raw.filter(finite));
     });
-    scale = scales(points, shown, width, height);
+    scale = (tools ? tools.scales : scales)(points, shown, width, height);
     drawAxes(height);
     references.forEach(drawReference);
     lines.forEach(drawLine);
     if (options.decorate) options.decorate(chart, scale, lines, points);
+    if (tools) tools.drawn(scale, points);
     const cross = svg("g", { class: "rv-crosshair" }, chart);
     svg(
       "line",
@@ -106,7 +112,7 @@ export function createChart(chart, options) {
     const s = scale;
     const grid = svg("g", { class: "rv-axes" }, chart);
     const share = lines.length && percent(lines[0].key);
-    valueTicks(s.y0, s.y1, share).forEach((tick) => {
+    (s.yMarks ? s.yMarks(share) : valueTicks(s.y0, s.y1, share)).forEach((tick) => {
       const y = s.y(tick[0]).toFixed(1);
       svg("line", { class: "rv-gridline", x1: s.left, x2: s.right, y1: y, y2: y }, grid);
       svg(
@@ -115,14 +121,16 @@ export function createChart(chart, options) {
         grid,
       ).textContent = tick[1];
     });
-    stepTicks(s.x0, s.x1, s.right - s.left).forEach((t) => {
-      const x = s.x(t).toFixed(1);
+    const marks =
+      s.xMarks || (() => stepTicks(s.x0, s.x1, s.right - s.left).map((t) => [s.x(t), t]));
+    marks().forEach(([at, label]) => {
+      const x = at.toFixed(1);
       svg("line", { class: "rv-tickmark", x1: x, x2: x, y1: s.bottom, y2: s.bottom + 4 }, grid);
       svg(
         "text",
         { class: "rv-tick", x: x, y: s.bottom + 16, "text-anchor": "middle" },
         grid,
-      ).textContent = String(t);
+      ).textContent = String(label);
     });
     svg(
       "line",
@@ -133,7 +141,7 @@ export function createChart(chart, options) {
       "text",
       { class: "rv-axis-label", x: (s.left + s.right) / 2, y: height - 4, "text-anchor": "middle" },
       grid,
-    ).textContent = xLabel;
+    ).textContent = s.xName || xLabel;
   }
 
   function drawReference(ref) {
@@ -312,9 +320,13 @@ export function createChart(chart, options) {
       showHover(points[Math.min(Math.max(moves[event.key], 0), last)].step);
     }
   });
+  function redraw() {
+    if (last) draw(...last); // the reference lines too
+  }
   window.addEventListener("resize", () => {
-    if (points.length) draw(points, series, smoothing, references); // the reference lines too
+    if (points.length) redraw();
   });
+  if (tools) tools.attach(chart, redraw, () => hoverStep);
 
-  return { draw: draw };
+  return { draw: draw, redraw: redraw };
 }

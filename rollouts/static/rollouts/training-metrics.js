@@ -8,6 +8,7 @@
 //   metrics.setSchema(schema.metrics);        // labels, units, directions, reference lines
 //   metrics.update(kept, cards, reading, keys, outcome);  // kept: createPoints()
 import { createChart, sparkline } from "./chart.js";
+import { pageTools } from "./chart-tools.js";
 import { byId, element as html, svg } from "./lib/dom.js";
 import {
   formatCount as count,
@@ -46,6 +47,7 @@ export function createMetrics() {
     format: (v, key) => fmt(v) + unitOf(key),
     xLabel: "timesteps",
     decorate: markResumes,
+    tools: pageTools(() => "training-" + (choice || "curve"), false),
     gapReason: (point, lineKey) => {
       const at = ticksOf[lineKey];
       return at && !at[point.step] ? "(not in this attempt)" : "";

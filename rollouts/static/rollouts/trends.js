@@ -7,6 +7,7 @@
 // style (the CSP forbids it): looks are CSS classes in trends.css.
 import { createChart } from "./chart.js";
 import { decorator, placeTooltip } from "./chart-extras.js";
+import { pageTools } from "./chart-tools.js";
 import { byId, element as html } from "./lib/dom.js";
 import { getJson } from "./lib/fetch.js";
 import { formatDelta, formatNumber, formatShare, formatShareDelta } from "./lib/numbers.js";
@@ -246,9 +247,14 @@ function renderChart() {
   target.setAttribute("data-runs", overlay ? overlay.runs.length : 1);
   state.keys = {};
   if (!state.smoothingChosen) setSmoothing(L.defaultSmoothing(state.points.length), true);
-  if (overlay)
-    chart.draw(overlay.points, L.overlayLines(chosen, overlay, state.keys), state.smoothing);
-  else chart.draw(state.points, L.lines(chosen, state.points), state.smoothing);
+  const drawn = overlay
+    ? L.overlayLines(chosen, overlay, state.keys)
+    : L.lines(chosen, state.points);
+  // The reading's thresholds (the trends JSON's `references`) on the curves they judge.
+  const refs = (state.data.references || []).filter((r) =>
+    drawn.some((l) => baseKey(l.key) === r.key),
+  );
+  chart.draw(overlay ? overlay.points : state.points, drawn, state.smoothing, refs);
   renderGrid(
     byId("rv-trend-grid"),
     overlay ? overlay.points : state.points,
@@ -318,6 +324,7 @@ export function startTrends() {
     gapReason: gapReason,
     place: placeTooltip,
     decorate: decorator({ format: fmt, word: word, gapReason: gapReason }),
+    tools: pageTools(() => "trends-" + state.data.subdir + "-" + (effectiveChoice() || ""), true),
   });
   setupControls();
   initRuns(() => {
