@@ -15,6 +15,7 @@ from .group import (
 )
 from .learning import TONES, LearningVerdict, Tone, learning_verdict, tone_class, with_verdict
 from .pair import paired, side
+from .preview import response_preview
 from .render import Rendered, compile_mask
 from .sample import (
     InfoRow,
@@ -27,13 +28,22 @@ from .sample import (
 )
 from .spark import spark_path
 from .table import (
+    ANSWER,
     COLUMNS,
+    POSITION,
     ROWS_PER_PAGE,
+    TEXT_FIELDS,
+    TableCell,
     TableRow,
+    chosen_columns,
+    cols_param,
+    column_choices,
+    default_columns,
     next_order,
     page_numbers,
     page_window,
     sort_column,
+    table_column,
     table_row,
 )
 from .tokens import LOGPROBS_KEY, StripCell, Token, TokenView, token_view
@@ -41,10 +51,13 @@ from .verdict import answer_check, badge_json, hit_badges, reward_scale
 from .worddiff import WORDS_COMPARED, word_diff
 
 __all__ = [
+    "ANSWER",
     "COLUMNS",
     "LOGPROBS_KEY",
+    "POSITION",
     "ROWS_PER_PAGE",
     "SORTS",
+    "TEXT_FIELDS",
     "TONES",
     "WORDS_COMPARED",
     "Block",
@@ -58,13 +71,18 @@ __all__ = [
     "Section",
     "SharedLabel",
     "StripCell",
+    "TableCell",
     "TableRow",
     "Token",
     "TokenView",
     "Tone",
     "answer_check",
     "badge_json",
+    "chosen_columns",
+    "cols_param",
+    "column_choices",
     "compile_mask",
+    "default_columns",
     "format_bytes",
     "format_number",
     "format_share",
@@ -78,6 +96,7 @@ __all__ = [
     "page_window",
     "paired",
     "present_sample",
+    "response_preview",
     "reward_scale",
     "sample_identity",
     "scatter",
@@ -87,6 +106,7 @@ __all__ = [
     "sort_rows",
     "spark_path",
     "summarize_rows",
+    "table_column",
     "table_row",
     "token_view",
     "tone_class",
