@@ -84,18 +84,19 @@ def _around_answer(text: str, answer_at: tuple[int, int], chars: int) -> str:
         after = after[: AFTER_ANSWER - 1] + _ELLIPSIS
     elif after and end + AFTER_ANSWER * _MARGIN < len(text):
         after += _ELLIPSIS
-    core = f"{core} {after}" if after and after[0].isalnum() else core + after
+    core += " " + after if after and text[end : end + 1].isspace() else after
     if len(core) >= chars:
         return core[: chars - 1] + _ELLIPSIS
     start = _reply_start(text, begin)
     window = max(start, begin - chars * _MARGIN)
     before = clean(text[window:begin])
-    room = chars - len(core) - 1  # a space between them
+    space = " " if text[begin - 1 : begin].isspace() else ""  # as the text had it
+    room = chars - len(core) - len(space)
     if room <= 1 or not before:
         return _ELLIPSIS + core if start < begin and before else core
     if len(before) > room or window > start:
         before = _ELLIPSIS + _last(before, room - 1)
-    return f"{before} {core}"
+    return before + space + core
 
 
 def _tail(text: str, start: int, stop: int, chars: int, *, think: bool = False) -> str:
