@@ -111,9 +111,12 @@ def table_context(request: HttpRequest, bucket: str, step: str) -> TableTwin:
                 "url": None if sort is None else base + query_suffix(sorting, **extra),
             }
         )
+    # The chooser lists the shown columns first, in their order, so that its form (which sends
+    # the ticked boxes in its own order) keeps that order.
+    others = [name for name in column_choices(columns) if name not in chosen]
     choices: list[ColumnChoice] = [
         {"key": name, "label": table_column(name).label, "chosen": name in chosen}
-        for name in column_choices(columns)
+        for name in [*chosen, *others]
     ]
     return {
         "subdir": bucket,

@@ -121,7 +121,9 @@ def test_cols_chooses_any_numeric_field_in_its_order_and_links_keep_it(client):
         "reward",
     ]
     checked = re.findall(r'name="cols" value="([\w.]+)" checked', p.html)
-    assert checked == ["reward", "kl"]  # the chooser's order: status, reward, advantage, ...
+    assert checked == ["kl", "reward"]  # the shown ones first, in their order
+    listed = re.findall(r'type="checkbox" name="cols" value="([\w.]+)"', p.html)
+    assert listed[:5] == ["kl", "reward", "status", "advantage", "rollout_id"]
 
 
 def test_repeated_cols_are_read_as_the_form_sends_them(client):
