@@ -10,6 +10,7 @@ the order ←/→ follow on a sample page opened from it are the same ordering.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -203,10 +204,25 @@ def table_row(
         "group_index": _whole(group),
         "advantage": advantage,
         "answer": None if answer is None else answer.text,
-        "match": None if texts is None else label_check(answer, texts.get("label")),
+        "match": None if texts is None else _check(answer, texts.get("label")),
         "response": response_preview(response, None if found is None else found[2:]),
         "cells": cells,
     }
+
+
+def _check(answer: Answer | None, label: Any) -> bool | None:
+    """`label_check`, remembered for a text or number label: a group's rows share their label
+    and most of their answers, so a page compares each pair once."""
+    if answer is None or label is None:
+        return None
+    if isinstance(label, str | int | float) and not isinstance(label, bool):
+        return _remembered_check(answer, type(label), label)
+    return label_check(answer, label)
+
+
+@functools.lru_cache(maxsize=4096)
+def _remembered_check(answer: Answer, kind: type, label: str | int | float) -> bool | None:
+    return label_check(answer, label)  # `kind` keeps 1, 1.0 and True apart
 
 
 def _at(values: Sequence[float], position: int) -> float | None:

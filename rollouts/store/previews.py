@@ -30,9 +30,9 @@ _VISION = re.compile(r"<\|vision_start\|>.*?<\|vision_end\|>", re.DOTALL)  # pad
 def line_values(
     index: StepIndex, positions: Iterable[int], keys: tuple[str, ...]
 ) -> dict[int, dict[str, Any] | None]:
-    """position -> the values of `keys` its line has (a key it lacks is left out), or None when
-    the line cannot be read: a table's rows read their response and label this way, the rest
-    of the line (its token arrays) never decoded."""
+    """position -> the values of `keys` in its line (None for a key it lacks, as for null), or
+    None when the line cannot be read: a table's rows read their response and label this way,
+    the rest of the line (its token arrays) never decoded."""
     return _previews(index, positions, lambda data: _values(data, keys))
 
 
@@ -41,8 +41,7 @@ def _values(data: bytes, keys: tuple[str, ...]) -> dict[str, Any] | None:
         decoded = decode_line(data)
     except LineError:
         return None
-    names = decoded.field_names()
-    return {key: decoded.value(key) for key in keys if key in names}
+    return {key: decoded.value(key) for key in keys}
 
 
 def prompt_previews(
