@@ -265,9 +265,12 @@ class Catalog:
 
     def advantages(self, index: StepIndex) -> Sequence[float]:
         """Each row's advantage within its group (`stats.group_advantages`; NaN: none)."""
-        self.columns(index)
+        if not index.columns_ready:
+            self.columns(index)
+        kept = len(index.orderings)
         result = advantages(index)
-        self._account(index)
+        if len(index.orderings) != kept:  # built now: the cache's byte count changed
+            self._account(index)
         return result
 
     def prepare_columns(self, index: StepIndex) -> None:
