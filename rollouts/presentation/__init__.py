@@ -30,6 +30,7 @@ from .spark import spark_path
 from .table import (
     ANSWER,
     COLUMNS,
+    NO_COLUMNS,
     POSITION,
     ROWS_PER_PAGE,
     TEXT_FIELDS,
@@ -54,6 +55,7 @@ __all__ = [
     "ANSWER",
     "COLUMNS",
     "LOGPROBS_KEY",
+    "NO_COLUMNS",
     "POSITION",
     "ROWS_PER_PAGE",
     "SORTS",

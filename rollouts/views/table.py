@@ -12,6 +12,7 @@ from django.template.response import TemplateResponse
 from ..conf import conf
 from ..presentation import (
     ANSWER,
+    NO_COLUMNS,
     POSITION,
     ROWS_PER_PAGE,
     TEXT_FIELDS,
@@ -173,6 +174,10 @@ def table_page(request: HttpRequest, bucket: str, step: str) -> HttpResponse:
             "choices": table["choices"],
             "json_url": table["urls"]["json"],
             "default_page_size": ROWS_PER_PAGE,
+            # the filter form's `cols`, kept when the columns are not the defaults
+            "cols_param": ""
+            if table["cols"] == table["default_cols"]
+            else ",".join(table["cols"]) or NO_COLUMNS,
         }
     )
     return TemplateResponse(request, "rollouts/table.html", context)

@@ -77,6 +77,7 @@ function onClick(event) {
 }
 
 const NO_COLUMNS = "none";
+const FORMS = ["rv-table-controls", "rv-col-form"];
 
 // The query of the controls' form: its [name, value] pairs, with every `cols` value joined into
 // one (in order, "none" markers dropped), that left out when it is `defaultCols`, and empty values
@@ -101,7 +102,7 @@ export function tableQuery(entries, defaultCols) {
 
 function onSubmit(event) {
   const form = event.target;
-  if (!(form instanceof HTMLFormElement) || form.id !== "rv-table-controls") return;
+  if (!(form instanceof HTMLFormElement) || !FORMS.includes(form.id)) return;
   event.preventDefault();
   const list = form.querySelector("[data-default-cols]");
   const defaults = list ? list.getAttribute("data-default-cols") : "";
@@ -112,7 +113,7 @@ function onSubmit(event) {
 function onChange(event) {
   const target = event.target;
   if (!(target instanceof Element)) return;
-  const form = target.closest("#rv-table-controls");
+  const form = target.closest("#rv-table-controls, #rv-col-form");
   if (form) form.requestSubmit();
 }
 
