@@ -216,12 +216,12 @@ def _check(answer: Answer | None, label: Any) -> bool | None:
     if answer is None or label is None:
         return None
     if isinstance(label, str | int | float) and not isinstance(label, bool):
-        return _remembered_check(answer, type(label), label)
+        return _remembered_check(answer, type(label).__name__, label)
     return label_check(answer, label)
 
 
 @functools.lru_cache(maxsize=4096)
-def _remembered_check(answer: Answer, kind: type, label: str | int | float) -> bool | None:
+def _remembered_check(answer: Answer, kind: str, label: str | int | float) -> bool | None:
     return label_check(answer, label)  # `kind` keeps 1, 1.0 and True apart
 
 

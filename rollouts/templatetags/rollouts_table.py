@@ -56,7 +56,8 @@ def _answer(r: Mapping[str, Any]) -> str:
 
 
 def _cell(r: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
-    key, value, text, tone = escape(cell["key"]), cell["value"], escape(cell["text"]), cell["tone"]
+    key, value, tone = escape(cell["key"]), cell["value"], cell["tone"]
+    text = str(escape(cell["text"]))
     if tone:
         tone = escape(tone)
         attrs = (
