@@ -28,8 +28,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from rollouts.demo.samples import make_reasoning  # noqa: E402
-from rollouts.store import Catalog  # noqa: E402
-from rollouts.store.previews import response_previews  # noqa: E402
+from rollouts.presentation import response_preview  # noqa: E402
+from rollouts.store import Catalog, line_values  # noqa: E402
 from tests.support.servers import run_visualize  # noqa: E402
 
 STEP = "0"
@@ -115,7 +115,8 @@ def main() -> None:
             conn.close()
         index = Catalog(data).open_step("train", f"{STEP}.jsonl")
         start = time.perf_counter()
-        response_previews(index, range(len(index)))
+        for values in line_values(index, range(len(index)), ("response", "label")).values():
+            response_preview(None if values is None else values.get("response"))
         every = time.perf_counter() - start
         page = figures["table, first page (file order)"]
         sample = figures["baseline: sample page"]

@@ -15,6 +15,7 @@ from .group import (
 )
 from .learning import TONES, LearningVerdict, Tone, learning_verdict, tone_class, with_verdict
 from .pair import paired, side
+from .preview import response_preview
 from .render import Rendered, compile_mask
 from .runcolour import RUN_COLOURS, run_colour_index
 from .sample import (
@@ -28,13 +29,23 @@ from .sample import (
 )
 from .spark import spark_path
 from .table import (
+    ANSWER,
     COLUMNS,
+    NO_COLUMNS,
+    POSITION,
     ROWS_PER_PAGE,
+    TEXT_FIELDS,
+    TableCell,
     TableRow,
+    chosen_columns,
+    cols_param,
+    column_choices,
+    default_columns,
     next_order,
     page_numbers,
     page_window,
     sort_column,
+    table_column,
     table_row,
 )
 from .tokens import LOGPROBS_KEY, StripCell, Token, TokenView, token_view
@@ -42,11 +53,15 @@ from .verdict import answer_check, badge_json, hit_badges, reward_scale
 from .worddiff import WORDS_COMPARED, word_diff
 
 __all__ = [
+    "ANSWER",
     "COLUMNS",
     "LOGPROBS_KEY",
+    "NO_COLUMNS",
+    "POSITION",
     "ROWS_PER_PAGE",
     "RUN_COLOURS",
     "SORTS",
+    "TEXT_FIELDS",
     "TONES",
     "WORDS_COMPARED",
     "Block",
@@ -60,13 +75,18 @@ __all__ = [
     "Section",
     "SharedLabel",
     "StripCell",
+    "TableCell",
     "TableRow",
     "Token",
     "TokenView",
     "Tone",
     "answer_check",
     "badge_json",
+    "chosen_columns",
+    "cols_param",
+    "column_choices",
     "compile_mask",
+    "default_columns",
     "format_bytes",
     "format_number",
     "format_share",
@@ -80,6 +100,7 @@ __all__ = [
     "page_window",
     "paired",
     "present_sample",
+    "response_preview",
     "reward_scale",
     "run_colour_index",
     "sample_identity",
@@ -90,6 +111,7 @@ __all__ = [
     "sort_rows",
     "spark_path",
     "summarize_rows",
+    "table_column",
     "table_row",
     "token_view",
     "tone_class",

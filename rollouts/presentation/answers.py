@@ -30,25 +30,34 @@ def find_answer(text: object) -> tuple[str, str] | None:
     """(the answer, where it came from: "boxed" or "answer"): the last `\\boxed{}` or
     `<answer></answer>` of a response, whichever comes later (an answer block's own
     `\\boxed{}` when it has one), stripped; None when there is none, or it is empty."""
+    found = locate_answer(text)
+    return None if found is None else (found[0], found[1])
+
+
+def locate_answer(text: object) -> tuple[str, str, int, int] | None:
+    """`find_answer`'s answer and source, with where its marker starts and ends in `text`
+    (`\\boxed{...}` or `<answer>...</answer>` whole): a preview shows the text around it."""
     if not isinstance(text, str):
         return None
-    found: list[tuple[int, str, str]] = []
+    found: list[tuple[int, str, str, int]] = []
     for match in _BOXED.finditer(text):
         inner = _balanced(text, match.end())
         if inner is not None:
-            found.append((match.start(), inner, "boxed"))
+            found.append((match.start(), inner, "boxed", match.end() + len(inner) + 1))
     tags = list(_ANSWER_TAG.finditer(text))
     if tags and len(tags[-1].group(1)) <= ANSWER_MAX_CHARS * 4:
         content = tags[-1].group(1)
         boxed = extract_answer(content) if _BOXED.search(content) else None
-        found.append((tags[-1].start(), boxed if boxed is not None else content, "answer"))
+        found.append(
+            (tags[-1].start(), boxed if boxed is not None else content, "answer", tags[-1].end())
+        )
     if not found:
         return None
-    _, answer, source = max(found)
+    start, answer, source, end = max(found)
     answer = answer.strip()
     if not answer or (source == "answer" and len(answer) > ANSWER_MAX_CHARS):
         return None
-    return answer, source
+    return answer, source, start, end
 
 
 def extract_answer(text: object) -> str | None:

@@ -85,10 +85,13 @@ def judge_sample(sample: dict[str, Any], scale: tuple[float, float] | None = Non
 def answer_check(sample: Mapping[str, Any]) -> bool | None:
     """The sample header's check alone (a search hit's ✓/✗): whether the response's final
     answer agrees with the label; None when it has no answer or no label (null is none)."""
-    label = sample.get("label")
-    return _agree(
-        extract_answer(sample.get("response")), None if label is None else label_text(label)
-    )
+    return label_check(extract_answer(sample.get("response")), sample.get("label"))
+
+
+def label_check(answer: Answer | None, label: Any) -> bool | None:
+    """`answer_check` of an answer found already (a table row's, found beside its preview)
+    against a label as the file wrote it (null is none)."""
+    return _agree(answer, None if label is None else label_text(label))
 
 
 def _agree(answer: Answer | None, label: str | None) -> bool | None:

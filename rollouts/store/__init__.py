@@ -36,7 +36,7 @@ from .lineage import Appearance, Appearances, SkippedStep, find_prompt, locate_p
 from .lines import Sample
 from .memory import PAGE_RELEASE_BYTES, release_freed_memory
 from .ordering import EVERYTHING, Selection, ValueRange, order_positions, rank_of
-from .previews import prompt_previews, response_previews
+from .previews import line_values, prompt_previews
 from .promptid import NO_PROMPT, format_prompt_id, parse_prompt_id, prompt_id_of_value
 from .reading import (
     EV_MIN,
@@ -50,6 +50,7 @@ from .reading import (
     update_rules,
 )
 from .stats import (
+    ADVANTAGE,
     OUTLIER_FENCE,
     SUCCESS_ABOVE,
     TRUNCATED,
@@ -58,9 +59,11 @@ from .stats import (
     group_rows,
     group_summary,
     group_table,
+    has_advantage,
 )
 
 __all__ = [
+    "ADVANTAGE",
     "CATEGORICAL_KEYS",
     "DEFAULT_BUCKET",
     "EVERYTHING",
@@ -112,7 +115,9 @@ __all__ = [
     "group_rows",
     "group_summary",
     "group_table",
+    "has_advantage",
     "line_as_json",
+    "line_values",
     "locate_prompt",
     "metric_card",
     "metric_cards",
@@ -122,7 +127,6 @@ __all__ = [
     "prompt_previews",
     "rank_of",
     "release_freed_memory",
-    "response_previews",
     "runs_of",
     "series",
     "step_filename",

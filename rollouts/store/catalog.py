@@ -22,7 +22,7 @@ from .files import KNOWN_BUCKETS, STEP_FILE, FileIdentity, StepFile, directory_v
 from .index import StepIndex
 from .jsonio import without_surrogates
 from .memory import release_freed_memory
-from .ordering import EVERYTHING, Selection, order_positions
+from .ordering import EVERYTHING, Selection, advantages, order_positions
 from .shared import SharedRun
 from .stats import step_stats
 
@@ -261,6 +261,16 @@ class Catalog:
             self.columns(index)  # the disk cache's, or decoded now
         result = order_positions(index, selection)
         self._account(index)
+        return result
+
+    def advantages(self, index: StepIndex) -> Sequence[float]:
+        """Each row's advantage within its group (`stats.group_advantages`; NaN: none)."""
+        if not index.columns_ready:
+            self.columns(index)
+        kept = len(index.orderings)
+        result = advantages(index)
+        if len(index.orderings) != kept:  # built now: the cache's byte count changed
+            self._account(index)
         return result
 
     def prepare_columns(self, index: StepIndex) -> None:

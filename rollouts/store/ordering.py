@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from .columns import CATEGORICAL_KEYS, Columns
+from .columns import CATEGORICAL_KEYS
 from .errors import BadRequest
+from .stats import ADVANTAGE, group_advantages, has_advantage
 
 if TYPE_CHECKING:
     from .index import StepIndex
@@ -187,7 +188,10 @@ def order_positions(index: StepIndex, selection: Selection = EVERYTHING) -> arra
     if cached is not None:
         return cached
     sort = selection.sort
-    if sort is not None and sort not in columns.numeric and sort not in columns.categorical:
+    known = {*columns.numeric, *columns.categorical}
+    if has_advantage(columns):
+        known.add(ADVANTAGE)  # derived when the step has no column of that name
+    if sort is not None and sort not in known:
         raise BadRequest(f"unknown column {sort!r}; this step has: {', '.join(columns.names())}")
     invalid = index.invalid
     positions = [p for p in range(columns.rows) if p not in invalid]
@@ -207,7 +211,7 @@ def order_positions(index: StepIndex, selection: Selection = EVERYTHING) -> arra
         inside = value_range.contains
         positions = [p for p in positions if inside(col[p])]
     if sort is not None:
-        positions = _sorted_missing_last(columns, sort, positions, selection.descending)
+        positions = _sorted_missing_last(index, sort, positions, selection.descending)
     result = array("q", positions)
     if len(index.orderings) > ORDERINGS_KEPT:
         index.orderings.clear()
@@ -225,11 +229,25 @@ def rank_of(ordering: Sequence[int], position: int) -> int | None:
         return None
 
 
+def advantages(index: StepIndex) -> array:
+    """`stats.group_advantages` of the step, kept beside its orderings (built once a version)."""
+    columns = index.ensure_columns()
+    key = (index.generation, index.columns_rows, ADVANTAGE)
+    cached = index.orderings.get(key)
+    if cached is None:
+        cached = group_advantages(columns, index.invalid)
+        if len(index.orderings) > ORDERINGS_KEPT:
+            index.orderings.clear()
+        index.orderings[key] = cached
+    return cached
+
+
 def _sorted_missing_last(
-    columns: Columns, sort: str, positions: list[int], desc: bool
+    index: StepIndex, sort: str, positions: list[int], desc: bool
 ) -> list[int]:
-    if sort in columns.numeric:
-        col = columns.numeric[sort]
+    columns = index.ensure_columns()
+    if sort in columns.numeric or sort == ADVANTAGE:
+        col = columns.numeric[sort] if sort in columns.numeric else advantages(index)
         present = [p for p in positions if not math.isnan(col[p])]
         missing = [p for p in positions if math.isnan(col[p])]
         present.sort(key=col.__getitem__, reverse=desc)

@@ -1,5 +1,5 @@
-"""The first characters of some samples' responses (a table of a step) or prompts (the prompts
-two steps compare).
+"""Some values of some samples' lines (a table of a step: response and label), or the first
+characters of their prompts (the prompts two steps compare).
 
 Only the lines asked for are read (one `pread` each, in the order asked), and of each only the
 one value is decoded: a table page of 200 rows costs 200 small reads whatever the size of the
@@ -19,7 +19,7 @@ from .errors import unreadable
 from .index import StepIndex
 from .jsonio import LineError, decode_line
 
-PREVIEW_CHARS = 120  # of a response, whitespace runs collapsed to one space
+PREVIEW_CHARS = 120  # of a prompt, whitespace runs collapsed to one space
 
 
 # The last user turn of a chat-template prompt: `<|im_start|>user\n ... <|im_end|>`.
@@ -27,12 +27,21 @@ _USER_TURN = re.compile(r"<\|im_start\|>user\s*(.*?)(?:<\|im_end\|>|\Z)", re.DOT
 _VISION = re.compile(r"<\|vision_start\|>.*?<\|vision_end\|>", re.DOTALL)  # pad runs: [image]
 
 
-def response_previews(
-    index: StepIndex, positions: Iterable[int], chars: int = PREVIEW_CHARS
-) -> dict[int, str | None]:
-    """position -> the response's first `chars` characters ("" for an empty one), or None when
-    the line has no response or cannot be read."""
-    return _previews(index, positions, lambda data: _preview(data, "response", chars))
+def line_values(
+    index: StepIndex, positions: Iterable[int], keys: tuple[str, ...]
+) -> dict[int, dict[str, Any] | None]:
+    """position -> the values of `keys` in its line (None for a key it lacks, as for null), or
+    None when the line cannot be read: a table's rows read their response and label this way,
+    the rest of the line (its token arrays) never decoded."""
+    return _previews(index, positions, lambda data: _values(data, keys))
+
+
+def _values(data: bytes, keys: tuple[str, ...]) -> dict[str, Any] | None:
+    try:
+        decoded = decode_line(data)
+    except LineError:
+        return None
+    return {key: decoded.value(key) for key in keys}
 
 
 def prompt_previews(
@@ -54,10 +63,10 @@ def _question(value: Any) -> Any:
 
 
 def _previews(
-    index: StepIndex, positions: Iterable[int], preview: Callable[[bytes], str | None]
-) -> dict[int, str | None]:
+    index: StepIndex, positions: Iterable[int], preview: Callable[[bytes], Any]
+) -> dict[int, Any]:
     wanted = [p for p in positions if 0 <= p < len(index)]
-    previews: dict[int, str | None] = {}
+    previews: dict[int, Any] = {}
     if not wanted:
         return previews
     try:

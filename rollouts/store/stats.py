@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import bisect
 import math
+from array import array
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from .columns import Columns
+from .promptid import NO_PROMPT
 
 TRUNCATED = "truncated"
 STATUSES = ("completed", "truncated", "aborted", "failed", "pending")
@@ -164,6 +166,48 @@ def group_rows(columns: Columns, invalid: Collection[int]) -> dict[int, list[int
         if math.isfinite(value) and value == int(value) and row not in invalid:
             groups.setdefault(int(value), []).append(row)
     return dict(sorted(groups.items()))
+
+
+ADVANTAGE = "advantage"  # a column the writer may carry; else derived (group_advantages)
+
+
+def has_advantage(columns: Columns) -> bool:
+    """Whether the step has an advantage: its own column, or a reward to derive one from."""
+    return ADVANTAGE in columns.numeric or "reward" in columns.numeric
+
+
+def group_advantages(columns: Columns, invalid: Collection[int]) -> array:
+    """Each row's advantage: the step's own `advantage` column when it has one, else its
+    reward minus the mean finite reward of its group (the samples of its `group_index`, the
+    group page's groups; without that column, the samples of the same prompt). NaN for a row
+    without a finite reward or a group (a group of one has advantage 0: no signal).
+    """
+    own = columns.numeric.get(ADVANTAGE)
+    out = array("d", [math.nan]) * columns.rows
+    if own is not None:
+        out[: len(own)] = own[: columns.rows]
+        return out
+    reward = columns.numeric.get("reward")
+    if reward is None:
+        return out
+    groups: Iterable[Sequence[int]] = group_rows(columns, invalid).values()
+    if "group_index" not in columns.numeric:
+        groups = _prompt_groups(columns, invalid)
+    for rows in groups:
+        finite = [r for r in rows if r < len(reward) and math.isfinite(reward[r])]
+        mean = summarize(reward[r] for r in finite).mean
+        if mean is not None:
+            for r in finite:
+                out[r] = reward[r] - mean
+    return out
+
+
+def _prompt_groups(columns: Columns, invalid: Collection[int]) -> list[list[int]]:
+    groups: dict[int, list[int]] = {}
+    for row, prompt in enumerate(columns.prompt_ids):
+        if prompt != NO_PROMPT and row not in invalid:
+            groups.setdefault(prompt, []).append(row)
+    return list(groups.values())
 
 
 def group_summary(columns: Columns, group: int, rows: Sequence[int]) -> dict[str, Any]:

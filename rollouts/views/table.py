@@ -1,7 +1,8 @@
 """A step as a table (`/<bucket>/<step>/table/`) and its JSON twin (`api/jsonl/.../table`), built
 from one context: a page of rows of the step's ordering, sorted and filtered with the sample
 pages' own parameters (`sort`, `order`, `status`, `dataset`, `range`), plus `page`, `page_size`
-and `at` (a position: open the page that holds it, with its row marked)."""
+`at` (a position: open the page that holds it, with its row marked) and `cols` (the columns
+shown, comma-separated: unknown names are ignored, never an error)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,23 @@ from django.template.response import TemplateResponse
 
 from ..conf import conf
 from ..presentation import (
-    COLUMNS,
+    ANSWER,
+    NO_COLUMNS,
+    POSITION,
     ROWS_PER_PAGE,
+    TEXT_FIELDS,
+    chosen_columns,
+    cols_param,
+    column_choices,
+    default_columns,
     next_order,
     page_numbers,
     page_window,
     sort_column,
+    table_column,
     table_row,
 )
-from ..store import rank_of, response_previews, step_filename, step_name
+from ..store import ADVANTAGE, line_values, rank_of, step_filename, step_name
 from ..web import (
     app_url,
     get_catalog,
@@ -32,7 +41,7 @@ from ..web import (
 from .decorators import api, page
 from .header import header_context
 from .samples import choices_of
-from .twins import TableHeader, TableTwin, TableTwinRow
+from .twins import ColumnChoice, TableHeader, TableTwin, TableTwinRow
 
 _NOWHERE = -1
 _MAX_POSITION = 2**62
@@ -57,39 +66,59 @@ def table_context(request: HttpRequest, bucket: str, step: str) -> TableTwin:
     start, stop, pages = page_window(len(ordering), wanted, size)
     current = start // size + 1
     shown = list(ordering[start:stop])
-    previews = response_previews(index, shown)
-    lengths = next((c.candidates for c in COLUMNS if c.key == "response_length"), ())
+    texts = line_values(index, shown, TEXT_FIELDS)
+    lengths = table_column("response_length").candidates
+    chosen = chosen_columns(columns, request.GET.getlist("cols") if "cols" in request.GET else None)
+    advantages = catalog.advantages(index) if ADVANTAGE in chosen else ()
     sample_url = url_maker(request, "sample", "position", bucket=bucket, step=step)
     keep = query_suffix(selection)
     base = app_url(request, "step-table", bucket=bucket, step=step)
     json_base = app_url(request, "api-table", bucket=bucket, filename=filename)
-    extra = {"page_size": size} if size != ROWS_PER_PAGE else {}
+    extra: dict[str, int | str] = {"page_size": size} if size != ROWS_PER_PAGE else {}
+    if cols := cols_param(columns, chosen):
+        extra["cols"] = cols
 
     def page_url(number: int, to: str = base) -> str:
         return to + query_suffix(selection, page=number if number > 1 else "", **extra)
 
     rows: list[TableTwinRow] = []
     for position in shown:
-        row = table_row(columns, position, index.lines[position], previews.get(position), lengths)
+        row = table_row(
+            columns,
+            position,
+            index.lines[position],
+            texts.get(position),
+            lengths,
+            chosen,
+            advantages,
+        )
         rows.append({**row, "url": sample_url(position) + keep, "is_at": position == at})
     header: list[TableHeader] = []
-    for column in COLUMNS:
+    for column in [POSITION, ANSWER, *map(table_column, chosen)]:
         sort = sort_column(columns, column)
         if sort == "position":  # file order has one direction (positions ascending)
-            sorted_as, chosen = ("asc" if selection.sort is None else None), selection.sorted_by("")
+            sorted_as = "asc" if selection.sort is None else None
+            sorting = selection.sorted_by("")
         else:
             sorted_as = selection.order if sort is not None and selection.sort == sort else None
             order = next_order(selection.sort, selection.descending, sort or "", column.first_order)
-            chosen = selection.sorted_by(f"{sort}:{order}")
+            sorting = selection.sorted_by(f"{sort}:{order}")
         header.append(
             {
                 "key": column.key,
                 "label": column.label,
                 "sort": sort,
                 "sorted": sorted_as,
-                "url": None if sort is None else base + query_suffix(chosen, **extra),
+                "url": None if sort is None else base + query_suffix(sorting, **extra),
             }
         )
+    # The chooser lists the shown columns first, in their order, so that its form (which sends
+    # the ticked boxes in its own order) keeps that order.
+    others = [name for name in column_choices(columns) if name not in chosen]
+    choices: list[ColumnChoice] = [
+        {"key": name, "label": table_column(name).label, "chosen": name in chosen}
+        for name in [*chosen, *others]
+    ]
     return {
         "subdir": bucket,
         "filename": filename,
@@ -106,6 +135,9 @@ def table_context(request: HttpRequest, bucket: str, step: str) -> TableTwin:
         "at": at if at != _NOWHERE else None,
         "at_shown": rank is not None and start <= rank < stop,
         "columns": header,
+        "cols": chosen,
+        "default_cols": default_columns(columns),
+        "column_choices": choices,
         "rows": rows,
         "invalid": index.invalid_lines(),
         "urls": {
@@ -142,6 +174,10 @@ def table_page(request: HttpRequest, bucket: str, step: str) -> HttpResponse:
             "choices": table["choices"],
             "json_url": table["urls"]["json"],
             "default_page_size": ROWS_PER_PAGE,
+            # the filter form's `cols`, kept when the columns are not the defaults
+            "cols_param": ""
+            if table["cols"] == table["default_cols"]
+            else ",".join(table["cols"]) or NO_COLUMNS,
         }
     )
     return TemplateResponse(request, "rollouts/table.html", context)

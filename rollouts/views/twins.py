@@ -109,6 +109,12 @@ class TableHeader(TypedDict):
     url: str | None
 
 
+class ColumnChoice(TypedDict):
+    key: str  # a name `cols` takes
+    label: str
+    chosen: bool  # shown now
+
+
 class TableTwinRow(TableRow):
     url: str  # the sample's page, in the table's order
     is_at: bool  # the row `at=` names
@@ -145,6 +151,9 @@ class TableTwin(TypedDict):
     at: int | None
     at_shown: bool
     columns: list[TableHeader]
+    cols: list[str]  # the chosen columns, in their order (`cols`, or the defaults)
+    default_cols: list[str]  # the columns shown without `cols`
+    column_choices: list[ColumnChoice]  # what `cols` may name in this step
     rows: list[TableTwinRow]
     invalid: list[dict[str, int | str]]
     urls: TableUrls

@@ -36,7 +36,7 @@ def _app(settings, data_dir, write_step):
             lines.append("{oops\n")
             continue
         reward, status, length, dataset, group = ROWS[position]
-        text = f"{HOSTILE} {'word ' * 60}" if position == 5 else f"answer\n\n  {position}"
+        text = f"{'word ' * 60}{HOSTILE}" if position == 5 else f"answer\n\n  {position}"
         lines.append(
             sample(
                 position, reward=reward, status=status, response_length=length,
@@ -87,8 +87,9 @@ def test_row_values_come_from_the_columns_and_the_preview_from_the_line(client):
     assert rows[6]["reward_parts"] == {"acc": 1, "fmt": 0.5}
     assert rows[6]["reward_text"] == "acc 1, fmt 0.5000"
     preview = rows[5]["response"]
-    assert preview.startswith(HOSTILE + " word") and preview.endswith("\u2026")
-    assert len(preview) == 120
+    # no final answer: the response's end, cut at its start
+    assert preview.endswith("word " + HOSTILE) and preview.startswith("\u2026word word")
+    assert 110 < len(preview) <= 120
     assert table(client)["invalid"][0]["line"] == 4
 
 

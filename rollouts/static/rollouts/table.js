@@ -4,6 +4,9 @@
 //   ← / →            the previous / next page of rows (data-prev-url / data-next-url)
 // The focus rests on each row's link, so Enter, the focus ring and screen readers all follow
 // it; the row also gets `rv-row-focus` for its background. Every URL comes from the page.
+// The controls (filters, the column chooser) apply on change; their query is written the way
+// the server writes its links (`tableQuery`): `cols` once, comma-separated, left out at its
+// default, empty filters left out. Without this file the form submits as it is.
 import { isTyping } from "./lib/keyboard.js";
 
 const MOVES = { ArrowDown: 1, j: 1, ArrowUp: -1, k: -1 };
@@ -73,10 +76,44 @@ function onClick(event) {
   if (row) focusRow(row);
 }
 
+const NO_COLUMNS = "none";
+const FORMS = ["rv-table-controls", "rv-col-form"];
+
+// The query of the controls' form: its [name, value] pairs, with every `cols` value joined into
+// one (in order, "none" markers dropped), that left out when it is `defaultCols`, and empty values
+// left out. The server reads the plain form's query the same (repeated `cols`, a "none" marker).
+export function tableQuery(entries, defaultCols) {
+  const params = new URLSearchParams();
+  const cols = [];
+  let sawCols = false;
+  for (const [name, value] of entries) {
+    if (name === "cols") {
+      sawCols = true;
+      if (value && value !== NO_COLUMNS) cols.push(value);
+    } else if (value !== "") {
+      params.append(name, value);
+    }
+  }
+  const joined = cols.join(",");
+  if (sawCols && joined !== defaultCols) params.set("cols", joined || NO_COLUMNS);
+  const query = params.toString();
+  return query ? `?${query}` : "";
+}
+
+function onSubmit(event) {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement) || !FORMS.includes(form.id)) return;
+  event.preventDefault();
+  const list = form.querySelector("[data-default-cols]");
+  const defaults = list ? list.getAttribute("data-default-cols") : "";
+  const action = form.getAttribute("action") || window.location.pathname;
+  window.location.assign(action + tableQuery(new FormData(form).entries(), defaults));
+}
+
 function onChange(event) {
   const target = event.target;
   if (!(target instanceof Element)) return;
-  const form = target.closest("#rv-table-controls");
+  const form = target.closest("#rv-table-controls, #rv-col-form");
   if (form) form.requestSubmit();
 }
 
@@ -86,6 +123,7 @@ export function startTable() {
   document.addEventListener("click", onClick);
   // A filter applies as soon as it is chosen (the Apply button is for pages without script).
   document.addEventListener("change", onChange);
+  document.addEventListener("submit", onSubmit);
   // Back from a sample (or ?at=): its row is marked; give it the focus, ready for ↑/↓.
   const marked = table()?.querySelector("tr.rv-row-at");
   if (marked) focusRow(marked);
