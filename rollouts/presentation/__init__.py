@@ -15,7 +15,7 @@ from .group import (
 )
 from .learning import TONES, LearningVerdict, Tone, learning_verdict, tone_class, with_verdict
 from .pair import paired, side
-from .render import Rendered, compile_mask
+from .render import Rendered, compile_mask, last_user_turn
 from .sample import (
     InfoRow,
     Node,
@@ -37,7 +37,7 @@ from .table import (
     table_row,
 )
 from .tokens import LOGPROBS_KEY, StripCell, Token, TokenView, token_view
-from .verdict import answer_check, badge_json, hit_badges, reward_scale
+from .verdict import answer_check, badge_json, hit_badges, reward_badge, reward_scale
 from .worddiff import WORDS_COMPARED, word_diff
 
 __all__ = [
@@ -71,6 +71,7 @@ __all__ = [
     "format_stat",
     "histogram_bars",
     "hit_badges",
+    "last_user_turn",
     "learning_verdict",
     "member_row",
     "next_order",
@@ -78,6 +79,7 @@ __all__ = [
     "page_window",
     "paired",
     "present_sample",
+    "reward_badge",
     "reward_scale",
     "sample_identity",
     "scatter",

@@ -133,7 +133,12 @@ class PresentedSample:
 
     @property
     def outcome_rows(self) -> list[InfoRow]:
-        return [row for row in self.info if row.group == "outcome"]
+        """The info card's first row, less what the header's chips already say (each reward,
+        the status): the page says each thing once. The twin and the terminal keep `info`."""
+        chips = set() if self.verdict is None else {badge.name for badge in self.verdict.rewards}
+        if self.verdict is not None and self.verdict.status is not None:
+            chips.add("status")
+        return [row for row in self.info if row.group == "outcome" and row.name not in chips]
 
     @property
     def length_rows(self) -> list[InfoRow]:
