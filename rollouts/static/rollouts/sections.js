@@ -1,9 +1,9 @@
 // Relax Rollout Viewer: the sections of a sample (prompt, response, ... : one per field) and
 // their buttons: collapse (remembered per field), raw view (kept across samples while the
 // page is open), copy the exact text, back to the start of a long text; and a prompt's earlier
-// turns (before its last user turn), folded unless the reader opened them (remembered). viewer.js sets each
-// new <main> up with setupSections and hands its clicks to clickSection: the buttons live in
-// <main>, which is replaced on every navigation.
+// turns (before its last user turn), folded unless the reader opened them (remembered).
+// viewer.js sets each new <main> up with setupSections and hands its clicks to clickSection:
+// the buttons live in <main>, which is replaced on every navigation.
 import { load, store } from "./lib/storage.js";
 
 const COLLAPSED_KEY = "rv-collapsed"; // localStorage: the fields shown collapsed
