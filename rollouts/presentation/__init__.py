@@ -16,7 +16,7 @@ from .group import (
 from .learning import TONES, LearningVerdict, Tone, learning_verdict, tone_class, with_verdict
 from .pair import paired, side
 from .preview import response_preview
-from .render import Rendered, compile_mask
+from .render import Rendered, compile_mask, last_user_turn
 from .runcolour import RUN_COLOURS, run_colour_index
 from .sample import (
     InfoRow,
@@ -49,7 +49,7 @@ from .table import (
     table_row,
 )
 from .tokens import LOGPROBS_KEY, StripCell, Token, TokenView, token_view
-from .verdict import answer_check, badge_json, hit_badges, reward_scale
+from .verdict import answer_check, badge_json, hit_badges, reward_badge, reward_scale
 from .worddiff import WORDS_COMPARED, word_diff
 
 __all__ = [
@@ -93,6 +93,7 @@ __all__ = [
     "format_stat",
     "histogram_bars",
     "hit_badges",
+    "last_user_turn",
     "learning_verdict",
     "member_row",
     "next_order",
@@ -101,6 +102,7 @@ __all__ = [
     "paired",
     "present_sample",
     "response_preview",
+    "reward_badge",
     "reward_scale",
     "run_colour_index",
     "sample_identity",

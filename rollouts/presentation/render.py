@@ -37,6 +37,7 @@ __all__ = [
     "Span",
     "Turn",
     "compile_mask",
+    "last_user_turn",
     "reconstruct",
     "render_messages",
     "render_text",
@@ -139,6 +140,18 @@ def render_value(value: object, mask: re.Pattern[str] | None) -> Rendered | None
     ):
         return render_messages(value, mask)
     return None
+
+
+def last_user_turn(rendered: Rendered) -> int:
+    """Where the last user turn starts (an index into ``rendered.turns``): what the sample page
+    shows of a prompt by default, folding the turns before it (the system prompt, few-shot
+    examples, earlier turns of a conversation). 0 when nothing would be folded: no user turn,
+    or none but blank text before it."""
+    users = [k for k, turn in enumerate(rendered.turns) if turn.role == "user"]
+    if not users:
+        return 0
+    last = users[-1]
+    return last if any(not turn.is_blank for turn in rendered.turns[:last]) else 0
 
 
 def reconstruct(rendered: Rendered) -> str:

@@ -133,7 +133,20 @@ class PresentedSample:
 
     @property
     def outcome_rows(self) -> list[InfoRow]:
-        return [row for row in self.info if row.group == "outcome"]
+        """The info card's first row, less what the header's chips already say (each reward,
+        the status, shown the same): the page says each thing once. The twin and the terminal
+        keep `info`."""
+        verdict = self.verdict
+        chips = {} if verdict is None else {badge.name: badge.display for badge in verdict.rewards}
+        if verdict is not None and verdict.status is not None:
+            chips["status"] = verdict.status.display
+        # A chip that shows something else ("not a number" for a reward kept as text) leaves
+        # the value itself to the card.
+        return [
+            row
+            for row in self.info
+            if row.group == "outcome" and chips.get(row.name) != row.display
+        ]
 
     @property
     def length_rows(self) -> list[InfoRow]:

@@ -117,6 +117,12 @@ def reward_badges(sample: dict[str, Any], scale: tuple[float, float] | None) -> 
     return (_reward_badge("reward", reward, scale),)
 
 
+def reward_badge(name: str, value: Any, scale: tuple[float, float] | None = None) -> Badge:
+    """One reward's chip as the sample header tones it (binary, on ``scale``, or missing): the
+    prompt page's step strip colours each step's mean reward with it."""
+    return _reward_badge(name, value, scale)
+
+
 def _reward_badge(name: str, value: Any, scale: tuple[float, float] | None) -> Badge:
     number = _as_float(value)
     if number is None or math.isnan(number):

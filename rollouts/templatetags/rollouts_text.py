@@ -12,13 +12,14 @@ keeps them as the reference): every value is an int, a fixed word, or text escap
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from rollouts.presentation import Block, InfoRow, Rendered
+from rollouts.presentation import Block, InfoRow, Rendered, last_user_turn
 
 register = template.Library()
 
@@ -26,11 +27,27 @@ NOT_CLOSED = ' <span class="rv-note">(not closed)</span>'
 
 
 @register.simple_tag
-def rendered_turns(rendered: Rendered) -> SafeString:
-    """The turns of a text field: a role-less blank turn is left out unless it is the only one."""
+def rendered_turns(rendered: Rendered, fold: bool = False) -> SafeString:
+    """The turns of a text field: a role-less blank turn is left out unless it is the only one.
+    ``fold``: the turns before the last user turn go behind one disclosure (a prompt on the
+    sample page, which opens on its last question; sections.js remembers the reader's choice)."""
     out: list[str] = []
     only = len(rendered.turns) == 1
-    for turn in rendered.turns:
+    folded = last_user_turn(rendered) if fold else 0
+    if folded:
+        earlier = [turn for turn in rendered.turns[:folded] if not turn.is_blank]
+        counts = Counter(turn.role or "text" for turn in earlier)  # in order of first turn
+        roles = ", ".join(f"{n} {escape(role)}" for role, n in counts.items())
+        many = f"the {len(earlier)} earlier turns" if len(earlier) > 1 else "the earlier turn"
+        out.append(
+            f'<details class="rv-earlier" data-turns="{len(earlier)}"><summary>'
+            f'<span class="rv-earlier-show">Show {many}</span>'
+            f'<span class="rv-earlier-hide">Hide {many}</span>'
+            f' <span class="rv-meta">({roles})</span></summary>'
+        )
+    for index, turn in enumerate(rendered.turns):
+        if folded and index == folded:
+            out.append("</details>")
         if turn.is_blank and not only:
             continue
         role = turn.role

@@ -32,6 +32,7 @@ from ..presentation import (
     page_window,
     paired,
     present_sample,
+    reward_badge,
     side,
 )
 from ..store import (
@@ -252,6 +253,7 @@ def prompt_page(request: HttpRequest, bucket: str, prompt_id: str) -> HttpRespon
                 listing, data["appearances"], {*map(_key, chosen.values())}, page_url
             ),
             "chart_json": json.dumps(_chart(request, bucket, listing)),
+            "strip": _strip(request, bucket, listing),
             "compared": compared,
             "chosen_a": _key(chosen[left]),
             "chosen_b": _key(chosen[right]),
@@ -314,6 +316,31 @@ def _step_rows(
             }
         )
     return rows
+
+
+def _strip(request: HttpRequest, bucket: str, listing: Listing) -> list[dict[str, Any]]:
+    """Every step as one cell of the strip: its number, the prompt's mean reward there (toned
+    as a reward chip, on 0..1 or the prompt's wider range) and a link to its first sample."""
+    means = [m for s in listing.steps if _finite(m := s["mean_reward"])]
+    scale = (min(0.0, *means), max(1.0, *means)) if means else None
+    cells = []
+    for s in _step_pages(listing):
+        first = listing.appearances[s["first"]]
+        badge = reward_badge("mean reward", s["mean_reward"], scale)
+        cells.append(
+            {
+                "step": s["step"],
+                "samples": s["samples"],
+                "mean_reward": s["mean_reward"],
+                "css_class": badge.css_class,
+                "url": sample_url(request, bucket, first.name, first.position),
+            }
+        )
+    return cells
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value)
 
 
 def _chart(request: HttpRequest, bucket: str, listing: Listing) -> list[dict[str, Any]]:

@@ -5,6 +5,8 @@ values come from the records below."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Browser, expect
 
@@ -58,6 +60,62 @@ def test_a_sample_leads_to_its_prompts_page_and_the_chart_opens_a_step(
     page.keyboard.press("Enter")
     expect(page).to_have_url(viewer.url("/train/1/sample/0/"))
     tab.assert_clean()
+
+
+def step_means(prompt: str) -> dict[int, float]:
+    """The prompt's mean reward in each step it appears in, from STEPS."""
+    rewards: dict[int, list[float]] = {}
+    for step, rows in STEPS.items():
+        rewards.update(
+            {step: [r for p, r, _ in rows if p == prompt]}
+            if any(p == prompt for p, _, _ in rows)
+            else {}
+        )
+    return {step: sum(r) / len(r) for step, r in rewards.items()}
+
+
+def test_the_prompt_page_lists_its_steps_as_a_strip_of_mean_rewards(
+    viewer: ServerProcess, tab: Tab
+):
+    page = tab.page
+    for prompt, pid in ((P, PID), (Q, QID)):
+        page.goto(viewer.url(f"/train/prompt/{pid}/"))
+        cells = page.locator("#rv-prompt-strip .rv-strip-cell")
+        means = step_means(prompt)
+        expect(cells).to_have_count(len(means))
+        for cell, (step, reward) in zip(cells.all(), means.items(), strict=True):
+            expect(cell).to_have_attribute("data-step", str(step))
+            assert float(cell.locator(".rv-strip-reward").inner_text()) == reward
+            tone = (
+                "rv-tone-right"
+                if reward == 1
+                else "rv-tone-wrong"
+                if reward == 0
+                else "rv-tone-scale"
+            )
+            expect(cell).to_have_class(re.compile(tone))
+        # The per-sample links are folded behind one control.
+        samples = page.locator("#rv-prompt-samples")
+        expect(samples).not_to_have_attribute("open", "")
+        expect(samples.locator("a.rv-prompt-sample").first).to_be_hidden()
+    # A cell opens the prompt's first sample in its step: Q's first in step 3 is line 1.
+    page.locator('#rv-prompt-strip .rv-strip-cell[data-step="3"]').click()
+    expect(page).to_have_url(viewer.url("/train/3/sample/0/"))
+    tab.assert_clean()
+
+
+def test_the_strip_scrolls_inside_its_box_on_a_phone(viewer: ServerProcess, browser: Browser):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    try:
+        page = context.new_page()
+        page.goto(viewer.url(f"/train/prompt/{QID}/"))
+        strip = page.locator("#rv-prompt-strip .rv-strip-scroll")
+        expect(strip).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        box = strip.bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 390
+    finally:
+        context.close()
 
 
 def test_any_two_responses_compared_word_by_word(viewer: ServerProcess, any_tab: Tab):

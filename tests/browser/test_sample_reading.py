@@ -106,10 +106,7 @@ def test_answer_beside_label_with_a_match_mark(viewer: Viewer, tab: Tab):
     press_and_expect(page, "ArrowRight", 2, len(RECORDS))  # swapped in by the script
     expect(check).to_have_attribute("data-match", "no")
     expect(page.locator("#rv-match")).to_contain_text("differs")
-    expect(page.locator("#rv-identity")).to_have_text(
-        f"Sample 2 of {len(RECORDS)} in file order · line 2 of train/{STEP}.jsonl · "
-        "sample/1/ in its URL (lines counted from 0) · sample_index 1"
-    )
+    expect(page.locator("#rv-identity")).to_contain_text(f"line 2 of train/{STEP}.jsonl")
     tab.assert_clean()
 
 
@@ -247,7 +244,10 @@ def test_jump_bar_never_covers_the_sample(viewer: Viewer, tab: Tab, width: int):
     jump = page.locator("#rv-jump")
     expect(jump).to_be_in_viewport()  # always at hand while reading
     page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
-    page.wait_for_function("() => window.scrollY > 0")
+    # At the bottom (a prompt box shorter than a screen may leave nothing to scroll at 1440).
+    page.wait_for_function(
+        "() => window.scrollY + innerHeight >= document.documentElement.scrollHeight - 1"
+    )
     article = page.locator("#rv-sample").bounding_box()
     bar = jump.bounding_box()
     assert article and bar

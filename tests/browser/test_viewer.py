@@ -435,7 +435,7 @@ def test_status_filter_shows_only_that_status(viewer: ServerProcess, tab: Tab):
     assert url_query(page).get("status") == ["truncated"]
     assert walk_positions(page) == wanted
     for rank in range(len(wanted), 0, -1):
-        expect(info_value(page, "status")).to_have_text("truncated")
+        expect(page.locator("#rv-status-chip")).to_have_attribute("data-status", "truncated")
         if rank > 1:
             press_and_expect(page, "ArrowLeft", rank - 1, len(wanted))
 
@@ -467,11 +467,15 @@ def test_info_card_formats_numbers_and_leaves_out_missing_fields(viewer: ServerP
         expect(info_value(page, "response_length")).to_have_text(
             shown_number(record["response_length"])
         )
-        expect(info_value(page, "status")).to_have_text(record["status"])
+        # The reward and the status are the header's chips', not the card's (said once).
+        expect(page.locator("#rv-status-chip")).to_have_attribute("data-status", record["status"])
+        expect(page.locator('#rv-info .rv-info-row[data-field="status"]')).to_have_count(0)
+        expect(page.locator('#rv-info .rv-info-row[data-field="reward"]')).to_have_count(0)
+        chip = page.locator('.rv-reward-chip[data-field="reward"]')
         if "reward" in record:
-            expect(info_value(page, "reward")).to_have_text(shown_number(record["reward"]))
+            expect(chip).to_contain_text(shown_number(record["reward"]))
         else:
-            expect(page.locator('#rv-info .rv-info-row[data-field="reward"]')).to_have_count(0)
+            expect(chip).to_have_count(0)
 
 
 # -- 5. theme --------------------------------------------------------------------------------
@@ -753,7 +757,9 @@ def test_markup_in_text_fields_is_shown_as_text(viewer: ServerProcess, tab: Tab)
 def test_markup_in_status_and_dataset_is_shown_as_text(viewer: ServerProcess, tab: Tab):
     page = tab.page
     page.goto(viewer.url(sample_url("train", XSS_CATEGORY_STEP, 0)))
-    expect(info_value(page, "status")).to_have_text(XSS_TEXT)
+    # The status is the header's chip (the info card leaves it out: said once).
+    expect(page.locator("#rv-status-chip")).to_have_attribute("data-status", XSS_TEXT)
+    expect(page.locator("#rv-status-chip")).to_contain_text(XSS_TEXT)
     expect(info_value(page, "dataset")).to_have_text(XSS_TEXT)
     statuses = page.locator("select#rv-status option").evaluate_all("os => os.map(o => o.value)")
     assert XSS_TEXT in statuses

@@ -248,10 +248,17 @@ def test_sample_info_formats_numbers_and_object_rewards(client, write_step):
     write_step("train", 0, [sample(0, reward={"acc": 1, "format": 0.000012}, total_length=42)])
     p = page(client, "/train/0/")
     rows = dict(re.findall(r'data-field="([\w.]+)"><dt>[\w.]+</dt><dd[^>]*>([^<]*)</dd>', p.html))
-    assert rows["reward.acc"] == "1"
-    assert rows["reward.format"] == "1.200e-05"
     assert rows["total_length"] == "42"
-    assert "reward" not in rows
+    # Each reward component is a chip in the header, said there once and not in the card.
+    chips = dict(
+        re.findall(
+            r'rv-reward-chip[^"]*" data-field="([\w.]+)"[^>]*>'
+            r'<span class="rv-chip-name">[\w.]+</span> ([^<]*)</span>',
+            p.html,
+        )
+    )
+    assert chips == {"reward.acc": "1", "reward.format": "1.200e-05"}
+    assert not any(name.startswith("reward") for name in rows)
 
 
 PADS = "<|image_pad|>" * 256

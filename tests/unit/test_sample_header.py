@@ -155,13 +155,13 @@ def test_header_shows_coloured_chips_answer_label_match_and_identity(client, wri
     assert chips(right.html) == {"reward": ("right", "1.0000")}
     assert right.by_id["rv-answer-check"]["data-match"] == "yes"
     assert right.by_id["rv-status-chip"]["data-tone"] == "ok"
+    # One way of numbering the sample in the header: its line in the file (the rank is the
+    # toolbar's, the URL's position the address bar's, sample_index the info card's).
     identity = paragraph_text(right.html, "rv-identity")
-    assert identity == (
-        "Sample 2 of 2 in file order · line 2 of train/12.jsonl · sample/1/ in its URL"
-        " (lines counted from 0) · sample_index 7"
-    )
+    assert identity == "line 2 of train/12.jsonl · group 0 · this prompt across training"
     sorted_page = page(client, "/train/12/sample/1/?sort=reward&order=desc")
-    assert "Sample 1 of 2 in reward desc" in paragraph_text(sorted_page.html, "rv-identity")
+    assert paragraph_text(sorted_page.html, "rv-identity") == identity
+    assert text_of(sorted_page.html, "rv-position") == "Sample 1 of 2"
 
 
 def test_continuous_reward_is_coloured_on_the_steps_range(client, write_step):
@@ -230,3 +230,24 @@ def test_numbers_too_big_for_a_float_do_not_break_the_header():
     assert judge_sample({"status": "truncated", "response_length": huge}).cut == (
         "cut here (truncated)"
     )
+
+
+def test_the_page_says_reward_status_and_rank_once(client, write_step):
+    """The chips say the reward and the status; the info card leaves them out, and "Sample N
+    of M" is the toolbar's alone (the jump bar at the foot says "N / M")."""
+    write_step("train", 2, [sample(0, reward=0.25, status="completed", sample_index=9)])
+    html = page(client, "/train/2/sample/0/").html
+    info = html.split('id="rv-info"', 1)[1].split("</section>", 1)[0]
+    assert 'data-field="sample_index"' in info
+    assert 'data-field="reward"' not in info
+    assert 'data-field="status"' not in info
+    assert chips(html) == {"reward": ("scale-1", "0.2500")}
+    assert html.count("Sample 1 of 1") == 1
+
+
+def test_without_chips_the_info_card_keeps_reward_and_status(client, write_step):
+    write_step("train", 2, [sample(0, reward={"acc": 1}, status=None)])
+    html = page(client, "/train/2/sample/0/").html
+    info = html.split('id="rv-info"', 1)[1].split("</section>", 1)[0]
+    assert 'data-field="reward.acc"' not in info  # its chip says it
+    assert 'data-field="status"' in info  # null: no chip, so the card says it

@@ -66,8 +66,14 @@ function highlight() {
   });
   const first = document.querySelector("#rv-sample .rv-search-mark");
   if (first) {
-    const think = first.closest("details");
-    if (think && !think.open) think.open = true; // a match inside a closed think block
+    // A match inside a closed think block, or a prompt's folded earlier turns: open them all.
+    for (
+      let closed = first.closest("details");
+      closed;
+      closed = closed.parentElement.closest("details")
+    ) {
+      closed.open = true;
+    }
     first.classList.add("rv-current-mark");
     first.scrollIntoView({ block: "center" });
   }

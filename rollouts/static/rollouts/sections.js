@@ -1,11 +1,13 @@
 // Relax Rollout Viewer: the sections of a sample (prompt, response, ... : one per field) and
 // their buttons: collapse (remembered per field), raw view (kept across samples while the
-// page is open), copy the exact text, back to the start of a long text. viewer.js sets each
-// new <main> up with setupSections and hands its clicks to clickSection: the buttons live in
-// <main>, which is replaced on every navigation.
+// page is open), copy the exact text, back to the start of a long text; and a prompt's earlier
+// turns (before its last user turn), folded unless the reader opened them (remembered).
+// viewer.js sets each new <main> up with setupSections and hands its clicks to clickSection:
+// the buttons live in <main>, which is replaced on every navigation.
 import { load, store } from "./lib/storage.js";
 
 const COLLAPSED_KEY = "rv-collapsed"; // localStorage: the fields shown collapsed
+const EARLIER_KEY = "rv-earlier-open"; // localStorage: true when a prompt's earlier turns show
 
 const rawMode = {}; // field -> true while its raw view is on (kept across samples)
 
@@ -16,10 +18,21 @@ export function setupSections(main) {
     setCollapsed(section, collapsed.indexOf(field) >= 0);
     if (rawMode[field]) setRaw(section, true);
   });
+  const earlierOpen = load(EARLIER_KEY, false) === true;
+  main.querySelectorAll("details.rv-earlier").forEach((details) => {
+    details.open = earlierOpen;
+  });
 }
 
 // A click on `target`: true when it was one of a section's buttons (and is done).
 export function clickSection(target) {
+  const earlier = target.closest("details.rv-earlier > summary");
+  if (earlier) {
+    // The click (Enter and Space on the summary too) comes before the toggle: remember the
+    // state it leads to, and let the browser open or close it.
+    store(EARLIER_KEY, !earlier.parentElement.open);
+    return true;
+  }
   const section = target.closest(".rv-section");
   if (section && target.closest(".rv-collapse")) {
     const field = section.getAttribute("data-field");

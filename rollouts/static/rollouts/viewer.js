@@ -82,9 +82,11 @@ function setupMain() {
   const main = document.getElementById("rv-main");
   if (!main) return;
   setupSections(main);
-  // The end of a generation is what people read first.
+  // The end of a generation is what people read first; a prompt whose earlier turns are
+  // folded opens on the fold and its last question (the control would be out of sight).
   main.querySelectorAll(".rv-text").forEach((box) => {
-    box.scrollTop = box.scrollHeight;
+    const fold = box.querySelector("details.rv-earlier");
+    box.scrollTop = fold && !fold.open ? 0 : box.scrollHeight;
   });
   prefetchNeighbours();
   loadTokensCard(main);
