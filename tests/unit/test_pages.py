@@ -249,7 +249,7 @@ def test_sample_info_formats_numbers_and_object_rewards(client, write_step):
     p = page(client, "/train/0/")
     rows = dict(re.findall(r'data-field="([\w.]+)"><dt>[\w.]+</dt><dd[^>]*>([^<]*)</dd>', p.html))
     assert rows["reward.acc"] == "1"
-    assert rows["reward.format"] == "1.200e-05"
+    assert rows["reward.format"] == "1.2e-5"  # 1.2 times 10 to the -5: the short exponent form
     assert rows["total_length"] == "42"
     assert "reward" not in rows
 
@@ -410,12 +410,13 @@ def test_before_its_columns_an_object_reward_is_offered_by_component(
     [
         (3, "3"),
         (-12345678, "-12345678"),
-        (0.5, "0.5000"),
-        (1.0, "1.0000"),
-        (0.0, "0.0000"),
-        (0.00012345, "1.234e-04"),
-        (2.5e7, "2.500e+07"),
-        (-0.25, "-0.2500"),
+        (0.5, "0.5"),
+        (1.0, "1"),
+        (0.0, "0"),
+        (0.00012346, "1.235e-4"),
+        (2.5e7, "25000000"),
+        (2.5e7 + 0.5, "2.5e7"),
+        (-0.25, "-0.25"),
         (math.nan, "NaN"),
         (math.inf, "Infinity"),
         (True, "true"),
