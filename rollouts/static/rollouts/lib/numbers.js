@@ -67,11 +67,6 @@ export function formatCount(value) {
   return finite(value) ? COUNT.format(value) : MISSING;
 }
 
-// A rate, as any number: 926.956 -> "927".
-export function formatRate(value) {
-  return formatNumber(value);
-}
-
 // Seconds as people read them: 12.3 s, 4m 05s, 1h 02m 03s.
 export function formatDuration(seconds) {
   if (!finite(seconds)) return MISSING;
