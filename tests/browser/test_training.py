@@ -120,7 +120,7 @@ def test_the_preview_draws_cards_curve_reading_and_log_and_starts_nothing(tab, t
     # Progress and process: the throughput, the ETA of a live job, the phase timeline, device.
     progress = snapshot["progress"]
     expect(page.locator("#rv-train-throughput")).to_have_text(
-        format_unit(progress["throughput"], "timesteps/s")  # 4 significant digits: "927 timesteps/s"
+        format_unit(progress["throughput"], "timesteps/s")  # "927 timesteps/s"
     )
     expect(page.locator("#rv-train-bar-text")).to_have_text(
         f"{progress['timesteps']:,} / {progress['total']:,} timesteps"
