@@ -3,7 +3,15 @@ pages, their JSON twins and the terminal UI. Escaping and styling are the templa
 
 from .blocks import Block
 from .charts import histogram_bars, scatter
-from .formatting import format_bytes, format_number, format_share, format_stat
+from .formatting import (
+    format_bytes,
+    format_delta,
+    format_number,
+    format_share,
+    format_share_delta,
+    format_stat,
+    format_unit,
+)
 from .group import (
     SORTS,
     GroupSummary,
@@ -88,9 +96,12 @@ __all__ = [
     "compile_mask",
     "default_columns",
     "format_bytes",
+    "format_delta",
     "format_number",
     "format_share",
+    "format_share_delta",
     "format_stat",
+    "format_unit",
     "histogram_bars",
     "hit_badges",
     "last_user_turn",

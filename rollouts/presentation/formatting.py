@@ -1,19 +1,30 @@
 """Numbers and sizes as people read them, the same on every page, in JSON labels and in the
-terminal: ints as they are, floats to 4 decimals (exponent form when tiny or huge), array items
-exactly, sizes in kB/MB/GB."""
+terminal, and the same as the scripts print them (lib/numbers.js; both are checked against one
+table, tests/js/numbers.cases.json).
+
+The rule (`format_number`): ints, and floats of whole value, as integers; other floats to 4
+significant digits without trailing zeros (0.05, 36.3, 2206); from 10,000 up as whole numbers
+(12346); below 0.001 and from 1,000,000 up in a short exponent form (1.234e-4, 1.235e6). A tie
+rounds away from zero, on the float's exact value, as JavaScript's `toFixed` does. Array items
+(`format_scalar`) stay exact: log-probs are compared digit by digit."""
 
 from __future__ import annotations
 
 import math
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-# Exponent form outside this range of magnitudes; 4 decimals inside it.
+_DIGITS = 4  # significant digits of a float
+# Exponent form outside this range of magnitudes; whole numbers from _WHOLE up to it.
 _SMALL, _LARGE = 1e-3, 1e6
-_WHOLE_ENOUGH = 100  # from here up a statistic shows one decimal: 388.3, not 388.3438
+_WHOLE = 1e4
+# Floats of whole value below this print every digit (beyond it a float's digits are not exact).
+_EXACT_WHOLE = 1e15
+_NBSP = "\N{NO-BREAK SPACE}"  # holds a unit to its number: "927 timesteps/s" never wraps
 
 
 def format_number(value: Any) -> str:
-    """Numbers for reading: ints as they are, floats to 4 decimals or in exponent form."""
+    """Numbers for reading, by the rule above; NaN and infinities by name."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -25,11 +36,48 @@ def format_number(value: Any) -> str:
             return "NaN"
         if math.isinf(value):
             return "Infinity" if value > 0 else "-Infinity"
-        magnitude = abs(value)
-        if magnitude and (magnitude < _SMALL or magnitude >= _LARGE):
-            return f"{value:.3e}"
-        return f"{value:.4f}"
+        return _rounded(value)
     return str(value)
+
+
+def _rounded(value: float) -> str:
+    magnitude = abs(value)
+    if value.is_integer() and magnitude < _EXACT_WHOLE:
+        return str(int(value))
+    if magnitude < _SMALL or magnitude >= _LARGE:
+        return _exponent(value)
+    if magnitude >= _WHOLE:
+        return _fixed(value, 0)
+    # The decimal exponent of the shortest text that reads back as the value (what `repr` and
+    # JavaScript's `toExponential()` print), so both sides count the same digits.
+    exponent = Decimal(repr(value)).adjusted()
+    return _trimmed(_fixed(value, max(0, _DIGITS - 1 - exponent)))
+
+
+def _fixed(value: float, decimals: int) -> str:
+    """`value` with `decimals` decimals, a tie away from zero (JavaScript's `toFixed`)."""
+    exact = Decimal(value + 0.0).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    return format(exact, "f")
+
+
+def _exponent(value: float) -> str:
+    """4 significant digits and a power of ten: 1.234e-4, -5e-5, 1.235e6."""
+    exact = Decimal(value)
+    exponent = exact.adjusted()
+    rounded = exact.quantize(Decimal(1).scaleb(exponent - _DIGITS + 1), rounding=ROUND_HALF_UP)
+    exponent = rounded.adjusted()  # 9.9996e-4 rounds up to 1e-3
+    return f"{_trimmed(format(rounded.scaleb(-exponent), 'f'))}e{exponent}"
+
+
+def _trimmed(text: str) -> str:
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_delta(delta: Any) -> str:
+    """A change with its sign, the sign a cue besides any colour: +0.5, -2, ±0 for none."""
+    if not isinstance(delta, int | float) or isinstance(delta, bool) or not math.isfinite(delta):
+        return format_number(delta)
+    return _sign(delta) + format_number(abs(delta))
 
 
 def format_bytes(size: int) -> str:
@@ -49,32 +97,33 @@ def format_scalar(value: Any) -> str:
 
 
 def format_stat(value: Any) -> str:
-    """A statistic for reading: whole numbers without decimals (a max length of 4096 tokens is
-    "4096", not "4096.0000"), one decimal from 100 up (a mean length "388.3"), else as
-    `format_number`."""
-    if isinstance(value, float) and math.isfinite(value):
-        if value.is_integer() and abs(value) < _LARGE:
-            return str(int(value))
-        if _WHOLE_ENOUGH <= abs(value) < _LARGE:
-            return f"{value:.1f}"
+    """A statistic: the same rule as `format_number` (a max length of 4096 tokens is "4096", a
+    mean length "388.3"); the name stays for the templates' `stat` filter."""
     return format_number(value)
 
 
 def format_share(value: float) -> str:
-    """A share as a percentage with one decimal, its "%" held to the number (no-break space)."""
-    return f"{100 * value:.1f}\N{NO-BREAK SPACE}%"
+    """A share as a percentage with one decimal, its "%" held to the number: "12.5 %"."""
+    return f"{_fixed(100 * value, 1)}{_NBSP}%"
+
+
+def format_share_delta(delta: float) -> str:
+    """A change of a share in percentage points, with its sign: "+5.0 pp", "±0.0 pp"."""
+    return f"{_sign(delta)}{_fixed(100 * abs(delta), 1)}{_NBSP}pp"
+
+
+def format_unit(value: Any, unit: str) -> str:
+    """A number and its unit, held together: "927 timesteps/s"."""
+    return f"{format_number(value)}{_NBSP}{unit}"
+
+
+def _sign(delta: float) -> str:
+    return "+" if delta > 0 else "-" if delta < 0 else "±"
 
 
 def format_compact(value: Any, integral: bool = False) -> str:
-    """A chart's tick or bin edge: as short as it can be read ("0", "204.8", "0.05"); with
-    `integral` (a column of whole numbers) rounded to a whole number."""
-    if isinstance(value, float) and math.isfinite(value):
-        if integral or value.is_integer():
-            return str(round(value))
-        magnitude = abs(value)
-        if magnitude < _SMALL or magnitude >= _LARGE:
-            return f"{value:.3g}"
-        if magnitude >= _WHOLE_ENOUGH:
-            return f"{value:.1f}".rstrip("0").rstrip(".")
-        return f"{value:.4g}"
+    """A chart's tick or bin edge: as `format_number` ("0", "204.8", "0.05"); with `integral` (a
+    column of whole numbers) rounded to a whole number."""
+    if integral and isinstance(value, float) and math.isfinite(value):
+        return str(round(value))
     return format_number(value)

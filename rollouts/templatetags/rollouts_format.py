@@ -9,14 +9,21 @@ from typing import Any
 
 from django import template
 
-from rollouts.presentation import format_number, format_share, format_stat
+from rollouts.presentation import (
+    format_delta,
+    format_number,
+    format_share,
+    format_share_delta,
+    format_stat,
+)
 
 register = template.Library()
 
 
 @register.filter
 def num(value: Any) -> str:
-    """4 decimals or exponent form for floats, ints as they are, "–" for no value."""
+    """The number rule (`format_number`: 4 significant digits, whole values as integers), or "–"
+    for no value."""
     return "–" if value is None else format_number(value)
 
 
@@ -39,3 +46,15 @@ def count(value: Any) -> str:
 def stat(value: Any) -> str:
     """`format_stat` (whole numbers as integers), or "–" for no value."""
     return "–" if value is None else format_stat(value)
+
+
+@register.filter
+def delta(value: Any) -> str:
+    """A change with its sign ("+0.25", "-3", "±0"), or "–" for no value."""
+    return "–" if value is None else format_delta(value)
+
+
+@register.filter
+def share_delta(value: Any) -> str:
+    """A change of a share in percentage points with its sign ("+5.0 pp"), or "–"."""
+    return "–" if value is None else format_share_delta(value)

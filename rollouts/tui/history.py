@@ -82,7 +82,7 @@ def history_options(history: History) -> list[Option]:
         else:
             more = 0
         for a in found:
-            length = "–" if a.response_length is None else f"{a.response_length:g}"  # noqa: RUF001
+            length = _number(a.response_length)
             text = (
                 f"   line {a.line}: reward {_number(a.reward)}, {a.status or '–'}, length {length}"  # noqa: RUF001
             )

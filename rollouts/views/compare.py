@@ -17,6 +17,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from ..conf import conf
 from ..presentation import WORDS_COMPARED, paired, side
 from ..store import (
     SOLVED_ABOVE,
@@ -25,6 +26,7 @@ from ..store import (
     Columns,
     NotFound,
     StepIndex,
+    StoreError,
     compare_steps,
     first_row_of,
     parse_prompt_id,
@@ -190,6 +192,35 @@ def difference_tones(difference: dict[str, Any] | None) -> dict[str, str]:
     return tones
 
 
+def step_choices(request: HttpRequest, bucket: str, chosen: list[str]) -> list[dict[str, Any]]:
+    """The steps the picker offers, newest first: this run's (`STEP`), then each other run's of
+    ROLLOUTS_DATA_DIRS that has the bucket (`RUN:STEP`), as `[{"label", "values"}]`; a chosen
+    value none of them lists (`RUN:STEP` naming this very run) comes first, so it shows."""
+    groups = [
+        {
+            "label": "this run",
+            "values": [s.name for s in reversed(get_catalog(request).steps(bucket))],
+        }
+    ]
+    here = current_run(request)
+    for run, directory in conf.DATA_DIRS.items():
+        if run == here:
+            continue
+        try:
+            steps = catalog_of(directory).steps(bucket)
+        except StoreError:  # no such bucket there, or the run cannot be read: not offered
+            continue
+        if steps:
+            groups.append(
+                {"label": f"run {run}", "values": [f"{run}:{s.name}" for s in reversed(steps)]}
+            )
+    listed = {value for group in groups for value in group["values"]}
+    extra = [value for value in dict.fromkeys(chosen) if value not in listed]
+    if extra:
+        groups.insert(0, {"label": "chosen", "values": extra})
+    return groups
+
+
 def _pair(a: Side, b: Side, chosen: ChosenPrompt) -> dict[str, Any]:
     """The prompt's first sample in each step (`_chosen_prompt`), side by side."""
     sides = []
@@ -238,7 +269,7 @@ def compare_page(request: HttpRequest, bucket: str) -> HttpResponse:
             "diff_words": WORDS_COMPARED,
             "json_url": json_url,
             "form_url": app_url(request, "compare", bucket=bucket),
-            "step_names": [s["name"] for s in context["steps"]],
+            "step_choices": step_choices(request, bucket, [built["a"].label(), built["b"].label()]),
             "has_datasets": any(f["dataset"] is not None for f in data["flipped"]),
         }
     )

@@ -158,18 +158,18 @@ def test_hits_show_reward_status_answer_and_the_total_newest_first(viewer: Serve
     reward = '.rv-chip[data-field="reward"]'
     status = '.rv-chip[data-field="status"]'
     # (6, 0): reward 0, completed, and its \boxed{7} is the label's 7.
-    expect(hits.nth(0).locator(reward)).to_have_text("reward 0.0000")
+    expect(hits.nth(0).locator(reward)).to_have_text("reward 0")
     expect(hits.nth(0).locator(reward)).to_have_attribute("data-tone", "wrong")
     expect(hits.nth(0).locator(status)).to_have_text("status completed")
     expect(hits.nth(0).locator(".rv-hit-match")).to_have_text("\u2713 answer")
     # (6, 1): reward 1, truncated, no final answer to check.
-    expect(hits.nth(1).locator(reward)).to_have_text("reward 1.0000")
+    expect(hits.nth(1).locator(reward)).to_have_text("reward 1")
     expect(hits.nth(1).locator(reward)).to_have_attribute("data-tone", "right")
     expect(hits.nth(1).locator(status)).to_have_text("status truncated")
     expect(hits.nth(1).locator(status)).to_have_attribute("data-tone", "bad")
     expect(hits.nth(1).locator(".rv-hit-match")).to_have_count(0)
     # (5, 1), drawn by the script from the JSON: reward 1, completed.
-    expect(hits.nth(5).locator(reward)).to_have_text("reward 1.0000")
+    expect(hits.nth(5).locator(reward)).to_have_text("reward 1")
     expect(hits.nth(5).locator(status)).to_have_attribute("data-tone", "ok")
     save_screenshot(page, "search-hits")
     tab.assert_clean()

@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Page, expect
 
+from rollouts.presentation import format_unit
 from tests.support.browser import FAST_POLL_ENV, FAST_POLL_MS, Tab, live_timeout_ms
 from tests.support.servers import (
     REPO_ROOT,
@@ -119,7 +120,7 @@ def test_the_preview_draws_cards_curve_reading_and_log_and_starts_nothing(tab, t
     # Progress and process: the throughput, the ETA of a live job, the phase timeline, device.
     progress = snapshot["progress"]
     expect(page.locator("#rv-train-throughput")).to_have_text(
-        f"{progress['throughput']:,.1f} timesteps/s"  # one decimal, thousands separated
+        format_unit(progress["throughput"], "timesteps/s")  # "927 timesteps/s"
     )
     expect(page.locator("#rv-train-bar-text")).to_have_text(
         f"{progress['timesteps']:,} / {progress['total']:,} timesteps"

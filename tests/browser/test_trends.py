@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from rollouts.presentation import format_number, format_share, format_share_delta
 from rollouts.store.cards import ABNORMAL_NOISE
 from rollouts.store.reading import (
     METRICS,
@@ -117,12 +118,13 @@ def dataset_accuracy(records: list[dict[str, Any]], dataset: str) -> float:
 
 
 def number_text(value: float) -> str:
-    """A number as the page prints it: ints plain, floats to 4 decimals."""
-    return str(int(value)) if float(value).is_integer() else f"{value:.4f}"
+    """A number as the page prints it: the number rule, the server's (the scripts' lib/numbers.js
+    prints the same: tests/js/numbers.cases.json)."""
+    return format_number(value)
 
 
 def share_text(value: float) -> str:
-    return f"{100 * value:.1f} %"
+    return format_share(value)
 
 
 def ema(values: list[float], weight: float) -> list[float]:
@@ -398,12 +400,12 @@ def test_reading_box_shows_rising_with_its_numbers_and_thresholds(viewer: Server
         ["steps with a reward", str(len(means)), f"min_steps {MIN_STEPS}", re.compile("."), "yes"]
     )
     expect(reading_row(page, "window_steps").nth(1)).to_have_text(str(len(recent)))
-    expect(reading_row(page, "slope").nth(1)).to_have_text(f"{slope:.4f}")
+    expect(reading_row(page, "slope").nth(1)).to_have_text(number_text(slope))
     expect(reading_row(page, "slope").nth(4)).to_have_text("no")  # not "slope < 0"
     expect(reading_row(page, "cv").nth(2)).to_have_text(f"plateau_cv {PLATEAU_CV}")
     expect(reading_row(page, "range_ratio").nth(2)).to_have_text(f"plateau_range {PLATEAU_RANGE}")
     level = fmean(recent)
-    expect(reading_row(page, "level").nth(1)).to_have_text(f"{level:.4f}")
+    expect(reading_row(page, "level").nth(1)).to_have_text(number_text(level))
     expect(reading.locator(".rv-disclaimer")).to_contain_text("heuristic")
     # Truncation rises over the window: a warning says so.
     expect(page.locator("#rv-warnings li")).to_contain_text(["truncation rate is rising"])
@@ -433,7 +435,7 @@ def test_metric_cards_show_latest_value_change_and_flag_the_abnormal_jump(
     truncation = card(page, "truncation_rate")
     expect(truncation.locator(".rv-card-latest")).to_have_text(share_text(rates[-1]))
     expect(truncation.locator(".rv-card-delta")).to_have_text(
-        f"+{100 * jump:.1f} pp since step {before}"
+        f"{format_share_delta(jump)} since step {before}"
     )
     expect(truncation).to_have_class(re.compile(r"\brv-abnormal\b"))
     expect(truncation.locator(".rv-card-why")).to_contain_text("since the previous step")

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import FloatRect, Page, expect
 
+from rollouts.presentation import format_number
 from tests.support.browser import Tab, mark_document, same_document, write_step_file
 from tests.support.servers import ServerProcess, run_visualize
 
@@ -140,7 +141,7 @@ def test_the_best_step_is_marked_with_its_value(runs, tab: Tab):
     assert best == BEST_STEP
     mark = page.locator('#rv-trend-chart .rv-best-mark[data-key="reward_mean"]')
     expect(mark).to_have_attribute("data-step", str(best))
-    expect(mark.locator("text")).to_have_text(f"best {means[best]:.4f} at step {best}")
+    expect(mark.locator("text")).to_have_text(f"best {format_number(means[best])} at step {best}")
 
 
 def test_a_gap_says_it_is_an_object_reward(runs, tab: Tab):

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
+from rollouts.presentation import format_number
 from tests.support.browser import (
     Tab,
     blur,
@@ -184,14 +185,8 @@ def expected_order(
 
 
 def shown_number(value: Any) -> str:
-    """The info card's rendering of a number, as the contract states it."""
-    if isinstance(value, int):
-        return str(value)
-    if math.isnan(value):
-        return "NaN"
-    if 0 < abs(value) < 1e-3 or abs(value) >= 1e6:
-        return f"{value:.3e}"
-    return f"{value:.4f}"
+    """The info card's rendering of a number: the number rule (tests/js/numbers.cases.json)."""
+    return format_number(value)
 
 
 # -- page helpers ----------------------------------------------------------------------------

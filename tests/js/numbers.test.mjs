@@ -1,6 +1,7 @@
 // Numbers as the pages print them (lib/numbers.js): the same rules the server's templates use,
 // so a value reads the same in the HTML and in what the scripts draw.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import {
@@ -9,10 +10,13 @@ import {
   formatDelta,
   formatDuration,
   formatNumber,
-  formatRate,
   formatShare,
   formatShareDelta,
+  formatUnit,
 } from "../../rollouts/static/rollouts/lib/numbers.js";
+
+// value -> text, the table tests/unit/test_number_rule.py checks against the server too
+const CASES = JSON.parse(readFileSync(new URL("./numbers.cases.json", import.meta.url), "utf8"));
 
 test("only finite numbers count as values", () => {
   assert.equal(finite(0), true);
@@ -22,22 +26,23 @@ test("only finite numbers count as values", () => {
   }
 });
 
-test("ints print plain and floats to four decimals", () => {
-  assert.equal(formatNumber(3), "3");
-  assert.equal(formatNumber(-120), "-120");
-  assert.equal(formatNumber(0.5), "0.5000");
-  assert.equal(formatNumber(-0.25), "-0.2500");
-  assert.equal(formatNumber(1.23456), "1.2346");
+test("every value of the shared table prints as listed (the server checks the same table)", () => {
+  const formats = {
+    number: formatNumber,
+    delta: formatDelta,
+    share: formatShare,
+    share_delta: formatShareDelta,
+  };
+  for (const [kind, format] of Object.entries(formats)) {
+    assert.ok(CASES[kind].length > 3, kind);
+    for (const [value, text] of CASES[kind]) assert.equal(format(value), text, `${kind} ${value}`);
+  }
+  for (const [value, unit, text] of CASES.unit) assert.equal(formatUnit(value, unit), text);
 });
 
-test("tiny and huge floats print in exponent form with a two-digit exponent", () => {
-  assert.equal(formatNumber(0.0001234), "1.234e-04");
-  assert.equal(formatNumber(1234567.8), "1.235e+06");
-  assert.equal(formatNumber(-0.00005), "-5.000e-05");
-  assert.equal(formatNumber(1.5e-12), "1.500e-12");
-  // The edges: 0.001 is the smallest size printed with decimals, 1e6 the first in exponents.
-  assert.equal(formatNumber(0.001), "0.0010");
-  assert.equal(formatNumber(999999.5), "999999.5000");
+test("-0 prints as 0, and a unit needs a number", () => {
+  assert.equal(formatNumber(-0), "0");
+  assert.equal(formatUnit(NaN, "timesteps/s"), "–");
 });
 
 test("a missing value prints as an en dash", () => {
@@ -46,32 +51,13 @@ test("a missing value prints as an en dash", () => {
     assert.equal(format(null), "–");
   }
   assert.equal(formatCount(undefined), "–");
-  assert.equal(formatRate(Infinity), "–");
   assert.equal(formatDuration(null), "–");
 });
 
-test("a change carries its sign, and no change reads as ±", () => {
-  assert.equal(formatDelta(0.5), "+0.5000");
-  assert.equal(formatDelta(-2), "-2");
-  assert.equal(formatDelta(0), "±0");
-  assert.equal(formatDelta(-0.00002), "-2.000e-05");
-});
-
-test("shares print as percentages and their changes in percentage points", () => {
-  assert.equal(formatShare(0.125), "12.5 %");
-  assert.equal(formatShare(1), "100.0 %");
-  assert.equal(formatShare(0), "0.0 %");
-  assert.equal(formatShareDelta(0.05), "+5.0 pp");
-  assert.equal(formatShareDelta(-0.125), "-12.5 pp");
-  assert.equal(formatShareDelta(0), "±0.0 pp");
-});
-
-test("counts and rates have thousands separators", () => {
+test("counts have thousands separators", () => {
   assert.equal(formatCount(12345), "12,345");
   assert.equal(formatCount(1234.6), "1,235");
   assert.equal(formatCount(7), "7");
-  assert.equal(formatRate(1234.5), "1,234.5");
-  assert.equal(formatRate(2), "2.0");
 });
 
 test("durations read as seconds, then minutes, then hours", () => {

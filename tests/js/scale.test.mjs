@@ -46,7 +46,9 @@ test("value labels have as many decimals as the tick spacing needs", () => {
     valueTicks(0, 0.05, false).map((t) => t[1]),
     ["0.00", "0.01", "0.02", "0.03", "0.04", "0.05"],
   );
-  assert.deepEqual(valueTicks(5, 5, false), [[5, "5.0000"]]); // one tick: four decimals
+  // One tick (a flat line): as any number reads (lib/numbers.js), not padded with zeros.
+  assert.deepEqual(valueTicks(5, 5, false), [[5, "5"]]);
+  assert.deepEqual(valueTicks(0.123456, 0.123456, false), [[0.123456, "0.1235"]]);
 });
 
 test("shares label their ticks as percentages", () => {

@@ -33,7 +33,7 @@ def test_statistics_read_as_integers_when_whole():
         "4096", "388.3", "0.4375", "1", "3"
     ]  # fmt: skip
     assert [format_compact(v) for v in (0.0, 204.8, 0.05, 12345.678)] == [
-        "0", "204.8", "0.05", "12345.7"
+        "0", "204.8", "0.05", "12346"
     ]  # fmt: skip
 
 

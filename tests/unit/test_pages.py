@@ -257,7 +257,8 @@ def test_sample_info_formats_numbers_and_object_rewards(client, write_step):
             p.html,
         )
     )
-    assert chips == {"reward.acc": "1", "reward.format": "1.200e-05"}
+    # 1.2 times 10 to the -5 in the short exponent form of the number rule.
+    assert chips == {"reward.acc": "1", "reward.format": "1.2e-5"}
     assert not any(name.startswith("reward") for name in rows)
 
 
@@ -417,12 +418,13 @@ def test_before_its_columns_an_object_reward_is_offered_by_component(
     [
         (3, "3"),
         (-12345678, "-12345678"),
-        (0.5, "0.5000"),
-        (1.0, "1.0000"),
-        (0.0, "0.0000"),
-        (0.00012345, "1.234e-04"),
-        (2.5e7, "2.500e+07"),
-        (-0.25, "-0.2500"),
+        (0.5, "0.5"),
+        (1.0, "1"),
+        (0.0, "0"),
+        (0.00012346, "1.235e-4"),
+        (2.5e7, "25000000"),
+        (2.5e7 + 0.5, "2.5e7"),
+        (-0.25, "-0.25"),
         (math.nan, "NaN"),
         (math.inf, "Infinity"),
         (True, "true"),

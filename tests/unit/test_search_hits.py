@@ -103,7 +103,7 @@ def test_the_json_hit_has_reward_status_match_and_their_chips(client, settings, 
         assert (hit["reward"], hit["status"], hit["match"]) == expected(2, position)
     # Step 2, sample 0: reward 0.25 (on the scale), completed, \boxed{7} as the label says.
     assert hits[0]["chips"] == [
-        {"name": "reward", "display": "0.2500", "tone": "scale-1", "kind": "scale",
+        {"name": "reward", "display": "0.25", "tone": "scale-1", "kind": "scale",
          "class": "rv-tone-scale-1"},
         {"name": "status", "display": "completed", "tone": "ok", "kind": "status",
          "class": "rv-tone-ok"},

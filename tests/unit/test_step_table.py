@@ -85,7 +85,7 @@ def test_row_values_come_from_the_columns_and_the_preview_from_the_line(client):
     assert rows[0]["group_index"] == 0 and rows[0]["response"] == "answer 0"  # spaces collapsed
     assert (rows[2]["reward"], rows[2]["reward_text"]) == (None, "null")
     assert rows[6]["reward_parts"] == {"acc": 1, "fmt": 0.5}
-    assert rows[6]["reward_text"] == "acc 1, fmt 0.5000"
+    assert rows[6]["reward_text"] == "acc 1, fmt 0.5"
     preview = rows[5]["response"]
     # no final answer: the response's end, cut at its start
     assert preview.endswith("word " + HOSTILE) and preview.startswith("\u2026word word")

@@ -47,7 +47,7 @@ def test_a_plain_sample_every_bar_and_token_as_the_template_wrote_them():
     assert view is not None and view.text is not None and view.tokens_per_cell == 1
     bars = strip_bars(view.strip)
     assert bars == STRIP_LOOP.render(Context({"cells": view.strip}))
-    assert bars.count("<rect ") == 40 and "<title>token 3: log-prob -1.1100</title>" in bars
+    assert bars.count("<rect ") == 40 and "<title>token 3: log-prob -1.11</title>" in bars
     text = token_spans(view.text)
     assert text == TEXT_LOOP.render(Context({"tokens": view.text}))
     assert "&lt;t1&gt;&amp;&quot;&#x27;" in text and "<t1>" not in text  # escaped, never markup

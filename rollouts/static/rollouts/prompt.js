@@ -2,7 +2,7 @@
 // The points come from the server in the chart's data-chart attribute; a point opens the
 // prompt's first sample in that step. Without this script the table below has the numbers.
 import { createChart } from "./chart.js";
-import { finite } from "./lib/numbers.js";
+import { formatNumber } from "./lib/numbers.js";
 
 export function startPromptChart() {
   const svg = document.getElementById("rv-prompt-chart");
@@ -11,7 +11,7 @@ export function startPromptChart() {
   const chart = createChart(svg, {
     tooltip: document.getElementById("rv-prompt-crosshair"),
     href: (point) => point.url,
-    format: (v) => (finite(v) ? (+v).toFixed(4) : "–"),
+    format: (v) => formatNumber(v), // "–" when missing
   });
   const points = data.map((d) => ({ step: d.step, url: d.url }));
   const values = data.map((d) => d.mean_reward);

@@ -15,6 +15,7 @@ import {
   finite,
   formatNumber as fmt,
   formatDelta as fmtDelta,
+  formatUnit,
 } from "./lib/numbers.js";
 import { load, store } from "./lib/storage.js";
 import { renderReading as renderReadingBox } from "./reading.js";
@@ -44,7 +45,7 @@ export function createMetrics() {
   const chart = createChart(byId("rv-trend-chart"), {
     tooltip: byId("rv-crosshair-values"),
     legend: byId("rv-legend"),
-    format: (v, key) => fmt(v) + unitOf(key),
+    format: (v, key) => withUnit(v, unitOf(key)),
     xLabel: "timesteps",
     decorate: markResumes,
     tools: pageTools(() => "training-" + (choice || "curve"), false),
@@ -115,7 +116,7 @@ export function createMetrics() {
   function unitOf(key) {
     key = String(key).split("@")[0]; // an attempt's line: the metric's key, then @attempt
     const unit = dictionary[key]?.unit;
-    return unit ? " " + unit : "";
+    return unit || "";
   }
   function labelOf(key) {
     return dictionary[key]?.label || key;
@@ -208,13 +209,7 @@ export function createMetrics() {
         node.setAttribute("data-key", card.key);
         node.appendChild(html("h2", "rv-card-title", card.label || labelOf(card.key)));
         node
-          .appendChild(
-            html(
-              "p",
-              "rv-big rv-card-latest",
-              fmt(card.latest) + (card.unit ? " " + card.unit : ""),
-            ),
-          )
+          .appendChild(html("p", "rv-big rv-card-latest", withUnit(card.latest, card.unit)))
           .setAttribute("data-value", card.latest);
         const delta = node.appendChild(html("p", "rv-card-delta", fmtDelta(card.delta)));
         const direction = dictionary[card.key]?.direction || 0;
@@ -297,4 +292,9 @@ export function createMetrics() {
   byId("rv-smoothing-value").textContent = smoothing.toFixed(2);
 
   return { setSchema: setSchema, update: update, choose: choose };
+}
+
+// A value and its unit held together ("927 timesteps/s"), or the value alone.
+function withUnit(value, unit) {
+  return unit ? formatUnit(value, unit) : fmt(value);
 }

@@ -14,7 +14,8 @@ import {
   formatCount as count,
   formatDuration as duration,
   finite,
-  formatRate,
+  formatShare,
+  formatUnit,
 } from "./lib/numbers.js";
 import { parsePollMs } from "./lib/poll.js";
 import { renderBackend } from "./training-backend.js";
@@ -241,7 +242,7 @@ function renderTop(job, progress, snap, outcome) {
   note.hidden = !noted;
   chip(
     "rv-chip-progress",
-    finite(progress.fraction) ? (100 * progress.fraction).toFixed(1) + " %" : "–",
+    formatShare(progress.fraction), // "–" when unknown
   );
   chip("rv-chip-wall", duration(job.wall_seconds));
   chip("rv-chip-device", job.device || "–");
@@ -291,7 +292,7 @@ function renderProgress(job, progress) {
   text("rv-train-pid", job.pid ? String(job.pid) : "–");
   text(
     "rv-train-throughput",
-    finite(progress.throughput) ? formatRate(progress.throughput) + " timesteps/s" : "–",
+    formatUnit(progress.throughput, "timesteps/s"), // "927 timesteps/s"; "–" when unknown
   );
   text(
     "rv-train-exit",

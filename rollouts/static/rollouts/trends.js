@@ -52,8 +52,7 @@ function isShare(key) {
   key = baseKey(key);
   return SHARES[key] === 1 || key.indexOf("status.") === 0;
 }
-// As the server prints numbers: ints plain, floats to 4 decimals (exponent form when tiny or
-// huge); shares as a percentage.
+// As the server prints numbers (the number rule: lib/numbers.js); shares as a percentage.
 function fmt(value, key) {
   return key && isShare(key) ? formatShare(value) : formatNumber(value);
 }

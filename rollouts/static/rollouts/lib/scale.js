@@ -2,7 +2,7 @@
 // scales from steps and values to pixels, and the SVG path through a line. Pure functions (no
 // DOM): chart.js draws with them, and tests/js checks them under Node.
 
-import { finite } from "./numbers.js";
+import { finite, formatNumber, formatShare } from "./numbers.js";
 
 export const PAD = { left: 64, right: 18, top: 14, bottom: 38 }; // chart margins, px
 const Y_TICKS = 5; // about this many value ticks
@@ -41,11 +41,12 @@ export function ticks(low, high, count) {
 }
 
 // The value axis' ticks as [value, label]: as many decimals as the tick spacing needs; shares
-// (0..1) as percentages.
+// (0..1) as percentages. A lone tick (a flat line) reads as any number does.
 export function valueTicks(low, high, share) {
   const values = ticks(low, high, Y_TICKS);
+  if (values.length < 2) return values.map((t) => [t, share ? formatShare(t) : formatNumber(t)]);
   const unit = (values[1] - values[0]) * (share ? 100 : 1);
-  const digits = values.length > 1 ? Math.max(0, -Math.floor(Math.log10(unit) + 1e-9)) : 4;
+  const digits = Math.max(0, -Math.floor(Math.log10(unit) + 1e-9));
   return values.map((t) => [t, share ? `${(100 * t).toFixed(digits)} %` : t.toFixed(digits)]);
 }
 
