@@ -48,8 +48,8 @@ def test_each_rows_check_is_its_sample_pages_verdict(viewer: ServerProcess, tab:
     expect(page.locator('#rv-row-0 td[data-field="response"]')).to_have_text(
         "Adding them gives \\boxed{12}."
     )
-    expect(page.locator('#rv-row-0 td[data-field="advantage"]')).to_have_text("+0.5000")
-    expect(page.locator('#rv-row-1 td[data-field="advantage"]')).to_have_text("-0.5000")
+    expect(page.locator('#rv-row-0 td[data-field="advantage"]')).to_have_text("+0.5")
+    expect(page.locator('#rv-row-1 td[data-field="advantage"]')).to_have_text("-0.5")
     for position in (0, 1, 2):
         page.goto(viewer.url(f"/train/{STEP}/sample/{position}/"))
         verdict = page.locator("#rv-answer-check")

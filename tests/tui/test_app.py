@@ -695,7 +695,7 @@ SNAPSHOT = r"""
 Sample Info (line 1)
 rollout_id: 7
 sample_index: 0
-reward: 1.0000
+reward: 1
 status: completed
 
 prompt

@@ -52,11 +52,11 @@ def test_h_lists_the_prompts_steps_and_enter_opens_one(bucket, data_dir):
         title = str(app.screen.query_one("#history-title", Label).render())
         assert title.startswith(f"prompt {format_prompt_id(prompt_id_of_value(P))}: 3 samples")
         assert options(app) == [
-            ("step 1: 1 sample, mean reward 1.0000", None, True),
-            ("   line 1: reward 1.0000, completed, length 11", "1:0", False),
-            ("step 3: 2 samples, mean reward 0.2500", None, True),
-            ("   line 3: reward 0.0000, completed, length 12", "3:2", False),
-            ("   line 4: reward 0.5000, completed, length 13", "3:3", False),
+            ("step 1: 1 sample, mean reward 1", None, True),
+            ("   line 1: reward 1, completed, length 11", "1:0", False),
+            ("step 3: 2 samples, mean reward 0.25", None, True),
+            ("   line 3: reward 0, completed, length 12", "3:2", False),
+            ("   line 4: reward 0.5, completed, length 13", "3:3", False),
         ]
         # The first sample is highlighted: Enter opens step 1 at it.
         await press(app, pilot, "enter")

@@ -51,9 +51,8 @@ def test_search_lists_the_hits_of_every_step_and_enter_opens_one(write_step, dat
         await press(app, pilot, *"apologize", "enter")
         await wait_for_search(app, pilot, screen)
         assert hit_lines(screen) == [  # the latest step first
-            "step 3 #3 response [reward 1.0000, completed]: i APOLOGIZE",
-            "step 1 #1 response [reward 1.0000, truncated, \u2717]: "
-            "I apologize,\u23cereally \\boxed{3}",
+            "step 3 #3 response [reward 1, completed]: i APOLOGIZE",
+            "step 1 #1 response [reward 1, truncated, \u2717]: I apologize,\u23cereally \\boxed{3}",
         ]
         status = str(screen.query_one("#search-status").render())
         assert status.startswith("2 matching samples, 3 of 3 steps searched")
@@ -79,15 +78,15 @@ def test_the_search_looks_in_the_field_chosen(write_step, data_dir):
         await press(app, pilot, *"question 7", "enter")  # any field: response, then prompt
         await wait_for_search(app, pilot, screen)
         assert [line.split(":")[0] for line in hit_lines(screen)] == [
-            "step 1 #0 response [reward 0.0000, completed]",
-            "step 1 #2 prompt [reward 1.0000, completed]",
+            "step 1 #0 response [reward 0, completed]",
+            "step 1 #2 prompt [reward 1, completed]",
         ]
         screen.query_one("#search-field", Select).value = "prompt"
         screen.query_one("#search-query", Input).focus()
         await press(app, pilot, "enter")
         await wait_for_search(app, pilot, screen)
         assert [line.split(":")[0] for line in hit_lines(screen)] == [
-            "step 1 #2 prompt [reward 1.0000, completed]"
+            "step 1 #2 prompt [reward 1, completed]"
         ]
 
     drive(RolloutsApp(data_dir), scenario)

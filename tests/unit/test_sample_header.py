@@ -241,7 +241,7 @@ def test_the_page_says_reward_status_and_rank_once(client, write_step):
     assert 'data-field="sample_index"' in info
     assert 'data-field="reward"' not in info
     assert 'data-field="status"' not in info
-    assert chips(html) == {"reward": ("scale-1", "0.2500")}
+    assert chips(html) == {"reward": ("scale-1", "0.25")}
     assert html.count("Sample 1 of 1") == 1
 
 

@@ -76,8 +76,8 @@ def test_advantage_is_the_reward_minus_its_groups_mean(client):
         else:
             assert row["advantage"] == pytest.approx(reward - MEANS[group])
     cells = {r["position"]: next(c for c in r["cells"] if c["key"] == "advantage") for r in rows}
-    assert (cells[0]["text"], cells[0]["tone"]) == ("+0.5000", "up")
-    assert (cells[1]["text"], cells[1]["tone"]) == ("-0.5000", "down")
+    assert (cells[0]["text"], cells[0]["tone"]) == ("+0.5", "up")
+    assert (cells[1]["text"], cells[1]["tone"]) == ("-0.5", "down")
     assert (cells[3]["text"], cells[3]["tone"]) == ("0", "even")
     assert (cells[5]["text"], cells[5]["tone"]) == ("\u2013", None)
     order = [r["position"] for r in table(client, "?sort=advantage&order=desc")["rows"]]
