@@ -22,7 +22,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from rollouts.store import KL_MAX
-from tests.support.browser import Tab, write_step_file
+from tests.support.browser import Tab, open_indexed_trends, write_step_file
 from tests.support.events import writer
 from tests.support.servers import ServerProcess, run_visualize
 
@@ -62,10 +62,8 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 
 def open_trends(tab: Tab, server: ServerProcess, query: str = "") -> Page:
-    page = tab.page
-    page.goto(server.url("/train/trends/" + (f"?{query}" if query else "")))
-    expect(page.locator("#rv-trends-progress")).to_have_attribute("data-done", "true")
-    return page
+    url = server.url("/train/trends/" + (f"?{query}" if query else ""))
+    return open_indexed_trends(tab.page, url)
 
 
 def chart(page: Page) -> Locator:

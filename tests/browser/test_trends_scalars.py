@@ -12,7 +12,14 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from tests.support.browser import FAST_POLL_ENV, FAST_POLL_MS, Tab, live_timeout_ms, write_step_file
+from tests.support.browser import (
+    FAST_POLL_ENV,
+    FAST_POLL_MS,
+    Tab,
+    live_timeout_ms,
+    open_indexed_trends,
+    write_step_file,
+)
 from tests.support.events import tensor_summary, writer
 from tests.support.servers import ServerProcess, run_visualize
 
@@ -48,10 +55,8 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
 
 
 def open_trends(tab: Tab, server: ServerProcess, query: str = "") -> Page:
-    page = tab.page
-    page.goto(server.url("/train/trends/" + (f"?{query}" if query else "")))
-    expect(page.locator("#rv-trends-progress")).to_have_attribute("data-done", "true")
-    return page
+    url = server.url("/train/trends/" + (f"?{query}" if query else ""))
+    return open_indexed_trends(tab.page, url)
 
 
 def point(page: Page, key: str, step: int) -> Locator:

@@ -415,3 +415,10 @@ def save_screenshot(page: Page, name: str) -> Path:
     page.screenshot(path=str(path), full_page=True)
     print(f"screenshot: {path}")
     return path
+
+
+def open_indexed_trends(page: Page, url: str) -> Page:
+    """The trends page at `url`, once it says every step is indexed."""
+    page.goto(url)
+    expect(page.locator("#rv-trends-progress")).to_have_attribute("data-done", "true")
+    return page
