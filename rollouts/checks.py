@@ -18,6 +18,8 @@ One id per condition:
                  "off" or a dict of run names
 - rollouts.W016  ROLLOUTS_TOKENIZER cannot be used (no `tokenizers` package, or a file it
                  cannot read): token ids are then shown without their text
+- rollouts.W017  ROLLOUTS_FLAGS is not a dict of known thresholds of usable values (the
+                 flags then use their defaults)
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from django.conf import settings
 from django.core.checks import Tags, Warning, register
 
 from .conf import DEFAULT_TRAIN_ACCESS, INTEGER_SETTINGS, access_problem, conf, parse_positive_int
+from .store import FlagRules
 from .store.disk import DiskCache
 from .training import SpecError, load_spec
 from .training.backends import unavailable, with_backend
@@ -96,11 +99,27 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
             )
     return (
         warnings
+        + _flag_warnings()
         + _access_warnings()
         + _training_warnings()
         + _tokenizer_warnings()
         + _tensorboard_warnings()
     )
+
+
+def _flag_warnings() -> list[Warning]:
+    raw = getattr(settings, "ROLLOUTS_FLAGS", None)
+    try:
+        FlagRules.from_mapping(raw)
+    except (TypeError, ValueError) as exc:
+        return [
+            Warning(
+                f"ROLLOUTS_FLAGS is not used ({exc}); the flags use their default thresholds.",
+                hint="See the flags' thresholds in docs/reference/settings.md.",
+                id="rollouts.W017",
+            )
+        ]
+    return []
 
 
 def _access_warnings() -> list[Warning]:

@@ -10,6 +10,8 @@ from typing import Any
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+from .store import FlagRules
+
 # Pad tokens collapsed into one badge with a count (the CLI's --mask-str overrides it).
 DEFAULT_MASK_STR = r"<\|image_pad\|>|<\|imgpad\|>|<\|audio_comp_pad\|>"
 
@@ -203,6 +205,15 @@ class RolloutsSettings:
         or beside it; a path names it (for ROLLOUTS_DATA_DIR; a dict names one per run of
         ROLLOUTS_DATA_DIRS); "" or False: no scalars."""
         return getattr(settings, "ROLLOUTS_TENSORBOARD", None)
+
+    @property
+    def FLAGS(self) -> FlagRules:
+        """The flags' thresholds: ROLLOUTS_FLAGS (a dict) over the defaults; an unusable value
+        means the defaults (`checks.py` says why)."""
+        try:
+            return FlagRules.from_mapping(getattr(settings, "ROLLOUTS_FLAGS", None))
+        except (TypeError, ValueError):
+            return FlagRules()
 
     @property
     def KL_SCALARS(self) -> tuple[str, ...]:

@@ -1,9 +1,7 @@
 """What a sample, a step or a run looks like, as data: plain Python (no Django), shared by the web
 pages, their JSON twins and the terminal UI. Escaping and styling are the templates' job."""
 
-from .blocks import Block
-from .charts import histogram_bars, scatter
-from .formatting import (
+from ..store import (
     format_bytes,
     format_delta,
     format_number,
@@ -12,6 +10,8 @@ from .formatting import (
     format_stat,
     format_unit,
 )
+from .blocks import Block
+from .charts import histogram_bars, scatter
 from .group import (
     SORTS,
     GroupSummary,

@@ -15,8 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
-from ..store import TRUNCATED, Columns, ValueRange
-from .formatting import format_compact
+from ..store import TRUNCATED, Columns, ValueRange, format_compact
 
 # SVG user units. A histogram sits in half a row, the scatter in a whole one.
 HISTOGRAM_BOX = {"width": 600, "height": 240, "left": 48, "right": 8, "top": 18, "bottom": 34}

@@ -12,9 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict
 
-from ..store import SUCCESS_ABOVE, TRUNCATED
-from .answers import answers_match, extract_answer
-from .formatting import format_number
+from ..store import SUCCESS_ABOVE, TRUNCATED, answers_match, extract_answer, format_number
 
 # sort key -> the order its header link asks for first (the interesting end on top)
 SORTS = {

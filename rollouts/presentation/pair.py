@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .formatting import format_number
+from ..store import format_number
 from .worddiff import word_diff
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from .formatting import format_number, format_scalar
+from ..store import format_number, format_scalar
 from .render import Rendered, render_value
 from .verdict import Verdict, judge_sample
 

@@ -16,9 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from ..store import ADVANTAGE, Columns, has_advantage
-from .answers import locate_answer
-from .formatting import format_number
+from ..store import ADVANTAGE, Columns, format_number, has_advantage, locate_answer
 from .preview import response_preview
 from .verdict import Answer, label_check
 

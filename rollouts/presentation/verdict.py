@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, TypeGuard
 
-from .answers import answers_match, find_answer
-from .formatting import format_number
+from ..store import answers_match, find_answer, format_number
 
 # A continuous reward is placed on this many steps from worst (0) to best, over the scale.
 SCALE_STEPS = 5

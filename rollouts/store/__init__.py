@@ -1,5 +1,6 @@
 """Plain-Python data layer: no Django imports here, so the terminal UI and scripts share it."""
 
+from .answers import answers_match, extract_answer, find_answer, locate_answer
 from .cards import metric_card, metric_cards
 from .catalog import DEFAULT_BUCKET, Catalog, DictCache, IndexCache
 from .columns import CATEGORICAL_KEYS, Columns
@@ -22,6 +23,7 @@ from .files import (
     step_filename,
     step_name,
 )
+from .flags import DEFAULT_RULES, FLAG_BIT, FLAGS, FlagRules, flag_rates, parse_flag, row_flags
 from .history import History, Point, Snapshot
 from .index import StepIndex
 from .jsonio import (
@@ -35,6 +37,17 @@ from .jsonio import (
 from .lineage import Appearance, Appearances, SkippedStep, find_prompt, locate_prompt
 from .lines import Sample
 from .memory import PAGE_RELEASE_BYTES, release_freed_memory
+from .numbers import (
+    format_bytes,
+    format_compact,
+    format_delta,
+    format_number,
+    format_scalar,
+    format_share,
+    format_share_delta,
+    format_stat,
+    format_unit,
+)
 from .ordering import EVERYTHING, Selection, ValueRange, order_positions, rank_of
 from .previews import line_values, prompt_previews
 from .promptid import NO_PROMPT, format_prompt_id, parse_prompt_id, prompt_id_of_value
@@ -66,9 +79,12 @@ __all__ = [
     "ADVANTAGE",
     "CATEGORICAL_KEYS",
     "DEFAULT_BUCKET",
+    "DEFAULT_RULES",
     "EVERYTHING",
     "EV_MIN",
     "EV_WINDOW",
+    "FLAGS",
+    "FLAG_BIT",
     "KL_MAX",
     "NO_PROMPT",
     "OUTLIER_FENCE",
@@ -84,6 +100,7 @@ __all__ = [
     "Columns",
     "DictCache",
     "FileIdentity",
+    "FlagRules",
     "ForbiddenFile",
     "History",
     "IndexCache",
@@ -100,6 +117,7 @@ __all__ = [
     "Unavailable",
     "UnreadableLine",
     "ValueRange",
+    "answers_match",
     "clipped_histogram",
     "clipped_histograms",
     "compare_steps",
@@ -107,26 +125,41 @@ __all__ = [
     "curves",
     "decode_line",
     "dumps_strict",
+    "extract_answer",
+    "find_answer",
     "find_prompt",
     "find_runs",
     "finite_or_none",
     "first_row_of",
+    "flag_rates",
+    "format_bytes",
+    "format_compact",
+    "format_delta",
+    "format_number",
     "format_prompt_id",
+    "format_scalar",
+    "format_share",
+    "format_share_delta",
+    "format_stat",
+    "format_unit",
     "group_rows",
     "group_summary",
     "group_table",
     "has_advantage",
     "line_as_json",
     "line_values",
+    "locate_answer",
     "locate_prompt",
     "metric_card",
     "metric_cards",
     "order_positions",
+    "parse_flag",
     "parse_prompt_id",
     "prompt_id_of_value",
     "prompt_previews",
     "rank_of",
     "release_freed_memory",
+    "row_flags",
     "runs_of",
     "series",
     "step_filename",

@@ -19,6 +19,7 @@ from .columns import Columns
 from .disk import DiskCache, protect, restore_index
 from .errors import NotFound, StoreError, Unavailable
 from .files import KNOWN_BUCKETS, STEP_FILE, FileIdentity, StepFile, directory_version
+from .flags import DEFAULT_RULES, FlagRules, flag_marks, row_flags
 from .index import StepIndex
 from .jsonio import without_surrogates
 from .memory import release_freed_memory
@@ -76,6 +77,7 @@ class Catalog:
         self._locks_guard = threading.Lock()
         self._buckets_memo: tuple[tuple, dict[str, Path]] | None = None
         self._listings: dict[str, SharedRun[list[StepFile]]] = {}
+        self.flag_rules: FlagRules = DEFAULT_RULES  # the flags' thresholds (`flags.py`)
 
     # -- catalog -------------------------------------------------------------------------
     def _contained(self, path: Path) -> Path | None:
@@ -239,13 +241,37 @@ class Catalog:
         with index.lock:
             version = (index.generation, index.columns_rows)
             memo = index.stats_memo
-            if memo is not None and memo[0] == version:
+            if memo is not None and memo[0] == version and self.judged_by_rules(memo[1]):
                 return memo[1]
-            stats = step_stats(columns, index.invalid)
+            stats = step_stats(columns, index.invalid, self.flag_rules)
             index.stats_memo = (version, stats)
             if self.disk is not None and index.columns_ready:
                 self.disk.save(index, columns, stats)
         return stats
+
+    def judged_by_rules(self, stats: dict[str, Any]) -> bool:
+        """Whether `stats` (perhaps from the disk cache) flagged with this catalog's rules."""
+        return stats.get("flags", {}).get("rules") == self.flag_rules.as_dict()
+
+    def flags_of(self, index: StepIndex, position: int) -> list[dict[str, str]] | None:
+        """One sample's flags ({"name", "reason"}), or None while its step's columns are being
+        decoded: a sample page never waits for the column pass (`prepare_columns` starts it)."""
+        if not index.columns_ready or index.columns is None:
+            return None
+        stats = self.stats(index)
+        return row_flags(index.columns, position, stats["flags"], self.flag_rules)
+
+    def flag_marks(self, index: StepIndex) -> Sequence[int]:
+        """Each row's flags as bits (`flags.FLAG_BIT`), built once a version of the step."""
+        stats = self.stats(index)
+        key = (index.generation, index.columns_rows, "flags", self.flag_rules)
+        marks = index.orderings.get(key)
+        if marks is None:
+            assert index.columns is not None
+            marks = flag_marks(index.columns, index.invalid, stats["flags"], self.flag_rules)
+            index.orderings[key] = marks
+            self._account(index)
+        return marks
 
     def ordering(
         self, index: StepIndex, selection: Selection = EVERYTHING, *, wait: bool = True
@@ -259,7 +285,8 @@ class Catalog:
             if not wait:
                 return range(len(index))
             self.columns(index)  # the disk cache's, or decoded now
-        result = order_positions(index, selection)
+        marks = self.flag_marks(index) if selection.flag else None
+        result = order_positions(index, selection, marks)
         self._account(index)
         return result
 

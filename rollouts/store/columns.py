@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from .jsonio import VALUE_ERRORS, DecodedLine, decode_value
+from .measures import NOT_TEXT, measure_response
 from .promptid import NO_PROMPT, prompt_id_of_raw, prompt_id_of_value
 
 NAN = math.nan
@@ -53,6 +54,8 @@ class Columns:
     per-row work small: a 1 GB step of 3 KB lines has 300,000 rows.
     """
 
+    measure_text = True  # False: no response measures (the flags bench's "without")
+
     def __init__(self) -> None:
         self.rows = 0
         self.numeric: dict[str, array] = {}
@@ -66,20 +69,25 @@ class Columns:
         # and share their prompt, so most rows hash nothing.
         self._last_prompt: tuple[Any, int] = (None, NO_PROMPT)
         self.keys: dict[str, None] = {}  # insertion-ordered set of every top-level key seen
+        # What the flags judge each response by (`measures.py`): one byte of bits a row, and
+        # the few rows' measures that passed a floor (a loop, repeats, a second script).
+        self.text_bits = array("B")
+        self.measures: dict[int, dict[str, list]] = {}
         self._plans: dict[tuple[str, ...], list[str]] = {}
 
     # -- building ------------------------------------------------------------------------
     def append(self, decoded: DecodedLine | None) -> None:
         """Add one row; `None` is an unreadable line (all values missing)."""
-        label = None
+        label = label_value = None
         prompt_id = NO_PROMPT
+        text_bits = NOT_TEXT
         if decoded is not None:
             prompt_id = self._prompt_id(decoded)
             row, numeric = self.rows, self.numeric
             for key, value in self._scalars(decoded):
                 kind = type(value)
                 if key == "label":
-                    label = _label_preview(value)
+                    label, label_value = _label_preview(value), value
                 elif kind is float or kind is int:  # not bool: True is no number
                     # Inlined (no helper call): this line runs for every number of every row.
                     col = numeric.get(key)
@@ -97,6 +105,14 @@ class Columns:
                             col = self._numeric_column(f"reward.{part}")
                             with contextlib.suppress(OverflowError):  # as above
                                 col.append(part_value)
+            if self.measure_text:
+                response = (
+                    decoded.raw.get("response") if decoded.strict else decoded.obj.get("response")
+                )
+                text_bits, measures = measure_response(response, label_value)
+                if measures is not None:
+                    self.measures[self.rows] = measures
+        self.text_bits.append(text_bits)
         self.labels.append(label)
         self.prompt_ids.append(prompt_id)
         self.rows += 1
@@ -186,6 +202,8 @@ class Columns:
             del col[rows:]
         del self.labels[rows:]
         del self.prompt_ids[rows:]
+        del self.text_bits[rows:]
+        self.measures = {row: m for row, m in self.measures.items() if row < rows}
         self.rows = rows
 
     def restore_codes(self) -> None:
@@ -214,6 +232,7 @@ class Columns:
         total += sum(49 + len(label) for label in self.labels if label is not None)
         total += 8 * len(self.labels)
         total += self.prompt_ids.itemsize * len(self.prompt_ids)
+        total += len(self.text_bits) + 320 * len(self.measures)
         return total
 
 

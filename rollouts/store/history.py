@@ -28,6 +28,7 @@ from .catalog import Catalog
 from .disk import DiskCache, served_roots
 from .errors import StoreError, unreadable
 from .files import FileIdentity, StepFile, step_name
+from .flags import FlagRules
 from .index import StepIndex
 from .reading import metrics_of
 from .stats import step_stats
@@ -198,6 +199,8 @@ class History:
         path = self.catalog.step_path(self.bucket, step.filename)
         identity = FileIdentity.of(os.stat(path))
         stats = disk.load_stats(path, identity)
+        if stats is not None and not self.catalog.judged_by_rules(stats):
+            return self._index_shared(step)  # other flag thresholds: the columns re-judged
         return _point(step, identity, stats) if stats is not None else None
 
     def _decode(self, steps: list[StepFile]) -> None:
@@ -211,12 +214,13 @@ class History:
                 self._fail(step, exc)
         disk = str(self.catalog.disk.directory) if self.catalog.disk is not None else None
         roots = served_roots()  # a pool process must not write into them either
+        rules = self.catalog.flag_rules.as_dict()
         processes = self.processes
         if len(paths) >= POOL_MIN_STEPS and processes > 1:
             try:
                 with ProcessPoolExecutor(processes, mp_context=_spawn) as pool:
                     futures = {
-                        pool.submit(decode_step, str(p), self._name(s), disk, roots): s
+                        pool.submit(decode_step, str(p), self._name(s), disk, roots, rules): s
                         for s, p in paths
                     }
                     for future in as_completed(futures):
@@ -230,7 +234,8 @@ class History:
             self._attempt(step, partial(self._decode_here, path=path, disk=disk))
 
     def _decode_here(self, step: StepFile, path: Path, disk: str | None) -> Point:
-        return _point(step, *decode_step(str(path), self._name(step), disk, served_roots()))
+        rules = self.catalog.flag_rules.as_dict()
+        return _point(step, *decode_step(str(path), self._name(step), disk, served_roots(), rules))
 
     def _name(self, step: StepFile) -> str:
         return f"{self.bucket}/{step.filename}"
@@ -247,7 +252,11 @@ class History:
 
 
 def decode_step(
-    path: str, name: str, disk: str | None, protected: tuple[str, ...] = ()
+    path: str,
+    name: str,
+    disk: str | None,
+    protected: tuple[str, ...] = (),
+    rules: dict[str, Any] | None = None,
 ) -> tuple[FileIdentity, dict[str, Any]]:
     """A step's identity and statistics from its file, saved to the disk cache on the way
     (never inside a `protected` data directory).
@@ -256,7 +265,7 @@ def decode_step(
     """
     index = StepIndex.build(Path(path), name)
     columns = index.ensure_columns()
-    stats = step_stats(columns, index.invalid)
+    stats = step_stats(columns, index.invalid, FlagRules.from_mapping(rules))
     if disk is not None:
         DiskCache(disk, protected).save(index, columns, stats)
     return index.identity, stats

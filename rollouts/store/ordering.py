@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from .columns import CATEGORICAL_KEYS
 from .errors import BadRequest
+from .flags import FLAG_BIT, parse_flag
 from .stats import ADVANTAGE, group_advantages, has_advantage
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ class SelectionJson(TypedDict):
     order: str
     filters: dict[str, str]
     range: str | None
+    flag: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +95,7 @@ class Selection:
     descending: bool = False
     filters: tuple[tuple[str, str], ...] = ()  # (categorical column, wanted value), by column
     range: ValueRange | None = None
+    flag: str | None = None  # only the samples with this flag (`flags.FLAGS`)
 
     @classmethod
     def from_params(cls, params: Mapping[str, str]) -> Selection:
@@ -107,6 +110,7 @@ class Selection:
             descending=order == "desc",
             filters=tuple((name, params[name]) for name in CATEGORICAL_KEYS if params.get(name)),
             range=ValueRange.parse(raw_range) if raw_range else None,
+            flag=parse_flag(params.get("flag")),
         )
 
     @property
@@ -119,7 +123,7 @@ class Selection:
 
     @property
     def is_file_order(self) -> bool:
-        return self.sort is None and not self.filters and self.range is None
+        return self.sort is None and not self.filters and self.range is None and not self.flag
 
     @property
     def sort_label(self) -> str:
@@ -153,6 +157,8 @@ class Selection:
         params.update(self.filters)
         if self.range is not None:
             params["range"] = str(self.range)
+        if self.flag:
+            params["flag"] = self.flag
         params.update({k: str(v) for k, v in extra.items()})
         return {k: v for k, v in params.items() if v != ""}
 
@@ -161,6 +167,8 @@ class Selection:
         words = [f"{name} = {value}" for name, value in self.filters]
         if self.range is not None:
             words.append(self.range.describe())
+        if self.flag:
+            words.append(f"flagged {self.flag}")
         return words
 
     def as_json(self) -> SelectionJson:
@@ -169,6 +177,7 @@ class Selection:
             "order": self.order,
             "filters": self.filter_values,
             "range": str(self.range) if self.range else None,
+            "flag": self.flag,
         }
 
 
@@ -176,11 +185,14 @@ EVERYTHING = Selection()
 ORDERINGS_KEPT = 32  # orderings memoised per step index (each is 8 bytes a sample)
 
 
-def order_positions(index: StepIndex, selection: Selection = EVERYTHING) -> array:
+def order_positions(
+    index: StepIndex, selection: Selection = EVERYTHING, marks: Sequence[int] | None = None
+) -> array:
     """Positions of the readable records `selection` picks, stably sorted by its column.
 
     Records whose value is missing or not a number sort last in both directions, and are
-    outside every value range. Memoised on the index until the file or its columns change.
+    outside every value range. A flag filter needs the step's `marks` (`Catalog.flag_marks`).
+    Memoised on the index until the file or its columns change.
     """
     columns = index.ensure_columns()
     key = (index.generation, index.columns_rows, selection)
@@ -210,6 +222,11 @@ def order_positions(index: StepIndex, selection: Selection = EVERYTHING) -> arra
             )
         inside = value_range.contains
         positions = [p for p in positions if inside(col[p])]
+    if selection.flag is not None:
+        if marks is None:
+            raise ValueError("a flag filter needs the step's flag marks")
+        bit = FLAG_BIT[selection.flag]
+        positions = [p for p in positions if marks[p] & bit]
     if sort is not None:
         positions = _sorted_missing_last(index, sort, positions, selection.descending)
     result = array("q", positions)

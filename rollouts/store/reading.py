@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .flags import FLAGS, flag_rates
+
 
 class StepMetrics(Protocol):
     """One step's numbers: what the curves, the cards and the reading read."""
@@ -85,6 +87,8 @@ def metrics_of(stats: dict[str, Any]) -> dict[str, float | None]:
         flat[f"dataset.{name}"] = summary["mean"]
     for name, summary in stats["reward_components"].items():
         flat[f"reward.{name}"] = summary["mean"]
+    for name, rate in flag_rates(stats).items():
+        flat[f"flag.{name}"] = rate
     return flat
 
 
@@ -123,6 +127,7 @@ def trend_reading(
     truncation: Sequence[float] = (),
     zero_signal: Sequence[float] = (),
     window: int | None = None,
+    flag_rates: Mapping[str, Sequence[float]] | None = None,
     falling_first: bool = False,
     xs: Sequence[float] | None = None,
     x_unit: str = "step",
@@ -148,7 +153,8 @@ def trend_reading(
             "plateau_cv": PLATEAU_CV,
             "plateau_range": PLATEAU_RANGE,
         },
-        "warnings": _warnings(truncation, zero_signal, window),
+        "warnings": _warnings(truncation, zero_signal, window)
+        + _flag_warnings(flag_rates or {}, window),
         "notes": [],
     }
     if not points:
@@ -223,6 +229,26 @@ def _warnings(truncation: Sequence[float], zero_signal: Sequence[float], window:
     return warnings
 
 
+FLAG_RISE_MIN = 0.02  # a flag's rate must rise by this much (2 points) to be warned about
+
+
+def _flag_warnings(rates: Mapping[str, Sequence[float]], window: int) -> list[str]:
+    """A warning for each flag whose share of the step's samples rises over the window (the
+    truncation rule's slope and ends, and at least FLAG_RISE_MIN up: one flagged sample of 64
+    more is noise)."""
+    warnings = []
+    for name, series in rates.items():
+        recent = [v for v in series if math.isfinite(v)][-window:]
+        if len(recent) < MIN_STEPS or slope(recent) <= 0:
+            continue
+        if recent[-1] - recent[0] >= FLAG_RISE_MIN:
+            warnings.append(
+                f"flag {name} is rising: {recent[0]:.3f} -> {recent[-1]:.3f} of the samples over"
+                f" {len(recent)} steps (warned from a rise of {FLAG_RISE_MIN})"
+            )
+    return warnings
+
+
 # The policy-update rules of the training front end (its document's order: KL first, then the
 # value function), shared by the training reading and the trends' TensorBoard scalars.
 KL_MAX = 0.05  # the latest KL above this: "kl too large"
@@ -291,6 +317,7 @@ def convergence(points: Sequence[StepMetrics]) -> dict[str, Any]:
         series(points, "reward_mean"),
         truncation=series(points, "truncation_rate"),
         zero_signal=series(points, "zero_signal_share"),
+        flag_rates={name: series(points, f"flag.{name}") for name in FLAGS},
     )
 
 
@@ -303,6 +330,7 @@ CURVE_KINDS = (  # prefixed metrics (see metrics_of): key prefix, kind, label
     ("status.", "status", "Share {}"),
     ("dataset.", "dataset", "Accuracy {}"),
     ("reward.", "component", "Reward component {}"),
+    ("flag.", "flag", "Flagged {}"),
 )
 
 

@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .columns import Columns
+from .flags import DEFAULT_RULES, TRUNCATED, FlagRules, flag_context
 from .promptid import NO_PROMPT
 
-TRUNCATED = "truncated"
 STATUSES = ("completed", "truncated", "aborted", "failed", "pending")
 HISTOGRAM_BINS = 20
 DISCRETE_MAX = 10  # this many distinct values or fewer: one histogram bar per value
@@ -115,7 +115,9 @@ def clipped_histograms(columns: Columns, invalid: Collection[int]) -> dict[str, 
     return out
 
 
-def step_stats(columns: Columns, invalid: Collection[int]) -> dict[str, Any]:
+def step_stats(
+    columns: Columns, invalid: Collection[int], rules: FlagRules = DEFAULT_RULES
+) -> dict[str, Any]:
     rows = [r for r in range(columns.rows) if r not in invalid]
     numeric = columns.numeric
 
@@ -152,6 +154,7 @@ def step_stats(columns: Columns, invalid: Collection[int]) -> dict[str, Any]:
             "reward": histogram(values("reward")),
             "response_length": histogram(lengths),
         },
+        "flags": flag_context(columns, invalid, rules),
     }
 
 

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from .flags import FLAGS
+
 Count = Annotated[int, msgspec.Meta(ge=0)]
 Number = float | None
 
@@ -56,6 +58,14 @@ class _Histograms(_Strict):
     response_length: _Histogram
 
 
+class _FlagContext(_Strict):
+    rules: dict[str, float]
+    judged: Count
+    answered: Count
+    length_fence: list[float] | None
+    counts: dict[str, Count]
+
+
 class _Stats(_Strict):
     samples: Count
     invalid: Count
@@ -67,6 +77,7 @@ class _Stats(_Strict):
     response_length: _Lengths
     groups: _Groups
     histograms: _Histograms
+    flags: _FlagContext
 
 
 _stats_decoder = msgspec.msgpack.Decoder(_Stats)
@@ -83,6 +94,11 @@ def validate_stats(stats: Any, rows: int, invalid: int) -> str | None:
         return "its statistics hold a number that is not finite"
     if checked.invalid != invalid or checked.samples != rows - invalid:
         return "its statistics count other samples than its columns"
+    flags = checked.flags
+    if set(flags.counts) != set(FLAGS) or any(n > checked.samples for n in flags.counts.values()):
+        return "its flag counts are not the flags' or count more than its samples"
+    if flags.length_fence is not None and len(flags.length_fence) != 4:
+        return "its length fence is not four numbers"
     for name, histogram in (
         ("reward", checked.histograms.reward),
         ("response_length", checked.histograms.response_length),

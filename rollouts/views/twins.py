@@ -80,6 +80,7 @@ class _SampleTwinAlways(TypedDict):
     order: str
     filters: dict[str, str]
     range: str | None
+    flag: str | None
     steps: list[StepChoice]
     buckets: list[str]
     choices: Choices
@@ -140,6 +141,7 @@ class TableTwin(TypedDict):
     order: str
     filters: dict[str, str]
     range: str | None
+    flag: str | None
     conditions: list[str]
     records: int
     total: int

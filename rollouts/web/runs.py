@@ -97,6 +97,7 @@ def catalog_of(data_dir: Path) -> Catalog:
                 raise Unavailable(
                     f"the data directory {Path(data_dir).name!r} is missing or cannot be read"
                 ) from None
+    catalog.flag_rules = conf.FLAGS  # read each time: the setting may change
     return catalog
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rollouts.presentation.answers import answers_match, extract_answer
+from rollouts.store.answers import answers_match, extract_answer
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ import json
 import math
 from typing import Any
 
-from rollouts.presentation.formatting import format_scalar
 from rollouts.presentation.sample import value_node
+from rollouts.store.numbers import format_scalar
 
 
 def one_by_one(values: list) -> str:

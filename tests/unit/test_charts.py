@@ -14,8 +14,8 @@ from rollouts.presentation.charts import (
     range_label,
     scatter,
 )
-from rollouts.presentation.formatting import format_compact, format_stat
 from rollouts.store import ValueRange
+from rollouts.store.numbers import format_compact, format_stat
 from rollouts.store.stats import histogram
 
 

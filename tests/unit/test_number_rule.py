@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rollouts.presentation.formatting import (
+from rollouts.store.numbers import (
     format_compact,
     format_delta,
     format_number,

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from rollouts.presentation.formatting import format_bytes, format_number
 from rollouts.presentation.sample import info_rows, value_node
+from rollouts.store.numbers import format_bytes, format_number
 from rollouts.views import samples
 from tests.support.data import sample
 from tests.support.pages import PREFIX, Page, page

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rollouts.presentation import response_preview
-from rollouts.presentation.answers import locate_answer
+from rollouts.store.answers import locate_answer
 
 REASONING = (
     "<think>\nOkay, let me think about this step by step. First, I need to understand what the "

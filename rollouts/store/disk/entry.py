@@ -25,16 +25,20 @@ from ..statsshape import validate_stats
 from .format import (
     CODE_ITEMSIZE,
     FORMAT_VERSION,
+    MEASURES,
     NUMERIC_ITEMSIZE,
     PROMPT_ID_ITEMSIZE,
     ColumnsEntry,
     LineTable,
+    Measures,
     decoded_entry,
     invalid_in_range,
 )
 
 
 class _Entry(ColumnsEntry, frozen=True):
+    text_bits: bytes
+    measures: dict[int, Measures]
     labels: list[str | None]
     keys: list[str]
     stats: msgspec.Raw  # checked against _Stats, then handed out as plain data
@@ -93,6 +97,8 @@ def encode_entry(index: StepIndex, columns: Columns, stats: dict[str, Any]) -> b
             "categories": columns.categories,
             "labels": columns.labels,
             "prompt_ids": columns.prompt_ids.tobytes(),
+            "text_bits": columns.text_bits.tobytes(),
+            "measures": columns.measures,
             "keys": list(columns.keys),
             "invalid": invalid,
             "stats": stats,
@@ -210,6 +216,15 @@ def _columns_of(entry: _Entry) -> Columns | str:
         return f"its prompt ids do not number {rows}"
     columns.prompt_ids = array("Q", entry.prompt_ids)
     columns.keys = dict.fromkeys(entry.keys)
+    if len(entry.text_bits) != rows:
+        return f"its response measures do not number {rows}"
+    columns.text_bits = array("B", entry.text_bits)
+    if not all(0 <= row < rows for row in entry.measures):
+        return "a response measure lies outside the step"
+    columns.measures = {
+        row: {k: list(v) for k in MEASURES if (v := getattr(measures, k)) is not None}
+        for row, measures in entry.measures.items()
+    }
     if not invalid_in_range(entry.invalid, rows):
         return "an unreadable line lies outside the step"
     return columns

@@ -5,13 +5,13 @@ lines inside the step). `entry` reads a whole entry, `prompts` only a step's pro
 from __future__ import annotations
 
 from array import array
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
 from ..files import FileIdentity
 
-FORMAT_VERSION = 3  # 2: the line table; 3: prompt ids
+FORMAT_VERSION = 4  # 2: the line table; 3: prompt ids; 4: response measures (flags)
 NUMERIC_ITEMSIZE = array("d").itemsize
 CODE_ITEMSIZE = array("i").itemsize
 PROMPT_ID_ITEMSIZE = array("Q").itemsize
@@ -29,6 +29,21 @@ class LineTable(msgspec.Struct, frozen=True):
     partial_tail_bytes: int
     head_fingerprint: bytes
     tail_fingerprint: bytes
+
+
+Share = Annotated[float, msgspec.Meta(ge=0, le=1)]
+Positive = Annotated[int, msgspec.Meta(ge=1)]
+
+
+class Measures(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One response's measures (`measures.measure_response`), each optional."""
+
+    loop: tuple[Positive, Positive] | None = None
+    repeat: tuple[Share, Positive, Positive] | None = None
+    script: tuple[Share, str, str, Positive] | None = None
+
+
+MEASURES = ("loop", "repeat", "script")
 
 
 class ColumnsEntry(msgspec.Struct, frozen=True):
