@@ -13,6 +13,7 @@ occurs three times or more). Most healthy responses cost a handful of `bytes` ca
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from typing import Any
@@ -38,14 +39,25 @@ SCRIPT_FLOOR_UNITS = 3
 
 REPEAT_MIN_SEGMENT = 16  # sentences and lines shorter than this are not counted as repeats
 REPEAT_MIN_COUNT = 3  # a sentence is "repeated" from its third occurrence
+_SHORT_BYTES = 128  # a response this short (in JSON bytes) is decoded and measured whole
+_ANSWER_TAIL_BYTES = 512  # where the final \\boxed{} is looked for first
 _TAIL_BYTES = 32  # the response's last bytes, looked for earlier in it (a loop's cheap sign)
-_PROBES = 8  # evenly spaced pieces looked for elsewhere (mostly-repeated text's cheap sign)
-_PROBE_BYTES = 24
-_PROBE_MIN_BYTES = 400  # shorter responses are not probed (too short to be mostly repeats)
+_PROBE_MIN_BYTES = 400  # shorter responses are not looked at for repeated sentences
+_PROBE_WINDOW_BYTES = 8192  # repeated sentences are looked for in the last 8 kB first
+_LOOP_WINDOW_BYTES = 4096  # a loop's tail is looked for in the response's last bytes
+_MARKERS = (b"boxed", b"fbox", b"nswer>", b"NSWER>")  # an answer's markers, as bytes
+_PLAIN_BOXED = re.compile(rb"\\\\boxed\{([ -!#-\[\]-z|~]*)\}")  # no braces, escapes, quotes
 _LOOP_MAX_PERIOD = 4000  # a cycle longer than this (in characters) is not looked for
 
 _decoder = msgspec.json.Decoder(str)
-_SEGMENTS = re.compile(r"\n+|(?<=[.!?\u3002\uff01\uff1f])\s+")  # and CJK . ! ?
+BACKSLASH = b"\\"
+NEWLINE = b"\\n"  # a newline as JSON writes it
+BOXED_RAW = b"\\\\boxed{"  # `\\boxed{` as JSON writes it
+# Sentence and line ends (CJK too), each made ". " before the text is cut into pieces.
+_TEXT_ENDS = ("? ", "! ", ".\n", "\n", "\u3002", "\uff01", "\uff1f")
+_RAW_ENDS = tuple(end.encode("unicode_escape") for end in _TEXT_ENDS[:4]) + tuple(
+    end.encode() for end in _TEXT_ENDS[4:]
+)
 # What is not prose: code, maths, quoted text (a prompt quoted back), block quotes, tool calls.
 _NOT_PROSE = re.compile(
     r"```.*?(?:```|$)|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|\\\[.*?\\\]|\\\(.*?\\\)"
@@ -75,7 +87,8 @@ def measure_response(response: Any, label: Any) -> tuple[int, dict[str, list] | 
     decoded value (a lenient one), None when the key is missing. `measures` holds what passed a
     floor: "loop" [cycle chars, repeats], "repeat" [share, distinct repeated, most repeats],
     "script" [share, main script, second script, its units]; None when nothing did."""
-    if isinstance(response, msgspec.Raw | bytes):
+    kind = type(response)
+    if kind is msgspec.Raw or kind is bytes:
         return _measure_raw(bytes(response), label)
     if response is None:
         return EMPTY, None
@@ -88,50 +101,126 @@ def _measure_raw(raw: bytes, label: Any) -> tuple[int, dict[str, list] | None]:
     if raw[:1] != b'"':
         return (EMPTY, None) if raw == b"null" else (NOT_TEXT, None)
     size = len(raw)
-    look = size < 64 or not raw.isascii() or b"\\u" in raw  # short, or not plain ASCII
-    if not look:
-        look = b"boxed" in raw or b"fbox" in raw or b"nswer>" in raw or b"NSWER>" in raw
-    if not look and size > 3 * _TAIL_BYTES:
-        look = raw.count(raw[size - 1 - _TAIL_BYTES : size - 1]) >= LOOP_FLOOR_REPEATS
-    if not look and size >= _PROBE_MIN_BYTES:
-        step = (size - 2 - _PROBE_BYTES) // _PROBES
-        count = raw.count
-        for start in range(1, size - _PROBE_BYTES, step):
-            if count(raw[start : start + _PROBE_BYTES]) >= REPEAT_MIN_COUNT:
-                look = True
-                break
-    if not look:
+    if size <= _SHORT_BYTES:  # short (perhaps only whitespace): everything, decoded
+        return _measure_text(_decoded(raw), label)
+    # Each check reads as little as it can: the answer's markers in the last bytes (the whole
+    # only when they are not there), a loop's tail in the last few kB, repeats around 3 probes.
+    other_script = not raw.isascii()  # the writer's ensure_ascii=False: CJK is raw UTF-8
+    tail = size - _ANSWER_TAIL_BYTES
+    boxed_late = raw.find(b"boxed", tail) >= 0
+    tagged_late = raw.find(b"nswer>", tail) >= 0
+    anywhere = boxed_late or tagged_late or any(marker in raw for marker in _MARKERS)
+    end = raw[size - 1 - _TAIL_BYTES : size - 1]
+    loops = raw.count(end, max(0, size - _LOOP_WINDOW_BYTES)) >= LOOP_FLOOR_REPEATS
+    repeats = size >= _PROBE_MIN_BYTES and _probes_repeat(raw)
+    if not (other_script or anywhere or loops or repeats):
         return 0, None
+    text = None
+    found: tuple[str, str, int, int] | None = None
+    if boxed_late and not tagged_late:  # the common case: a final \boxed{} near the end
+        found = _plain_boxed(raw, tail)
+        if found is None:
+            tail_text = _tail_text(raw)
+            found = locate_answer(tail_text) if tail_text is not None else None
+    if found is None and anywhere:
+        text = _decoded(raw)
+        found = locate_answer(text)
+    bits = _answer_bits(found, label)
+    if not (other_script or loops or repeats):
+        return bits, None
+    text = _decoded(raw) if text is None else text
+    if not text.strip():
+        return EMPTY, None
+    return bits, _text_measures(text, loops, repeats, other_script)
+
+
+def _probes_repeat(raw: bytes) -> bool:
+    """Whether the response's last _PROBE_WINDOW_BYTES hold repeated sentences: its cheap sign,
+    read from the raw bytes (degenerate text repeats most near its end, where a loop takes
+    over). First whether any sentence or line occurs twice more (two C calls a cut), then
+    whether the repeats make up half the floor of `repeated_share`."""
+    window = raw[-_PROBE_WINDOW_BYTES:]
+    if not (_twice_more(window.split(b". ")) or _twice_more(window.split(NEWLINE))):
+        return False
+    share, _ = _repeats(window, _RAW_ENDS, b". ")
+    return share >= REPEAT_FLOOR_SHARE / 2
+
+
+def _twice_more(pieces: list[bytes]) -> bool:
+    """Whether the pieces hold at least two more than their distinct ones (blank ones aside)."""
+    blank = pieces.count(b"")
+    return len(pieces) - len(set(pieces)) - max(0, blank - 1) >= REPEAT_MIN_COUNT - 1
+
+
+def _plain_boxed(raw: bytes, tail: int) -> tuple[str, str, int, int] | None:
+    """The last `\\boxed{...}` read from the raw bytes after `tail` when its content is plain
+    (no braces, escapes or quotes), as `locate_answer` finds it (the caller knows no
+    `</answer>` is near the end; an `\\fbox{}` after a final `\\boxed{}` is not looked for);
+    None otherwise (then the text is decoded)."""
+    start = raw.rfind(BOXED_RAW, max(0, tail))
+    if start < 0:
+        return None
+    found = _PLAIN_BOXED.match(raw, start)
+    if found is None:
+        return None
+    answer = found.group(1).strip()
+    return (answer.decode(), "boxed", -1, -1) if answer else None
+
+
+def _decoded(raw: bytes) -> str:
     try:
-        text = _decoder.decode(raw)
+        return _decoder.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):  # never: the line decoded
+        return ""
+
+
+def _tail_text(raw: bytes) -> str | None:
+    """The response's last _ANSWER_TAIL_BYTES or so, decoded, from a space (which no JSON escape
+    holds, so the cut never splits one); None when there is no such space."""
+    cut = raw.find(b" ", len(raw) - _ANSWER_TAIL_BYTES)
+    if cut < 0:
+        return None
+    try:
+        return _decoder.decode(b'"' + raw[cut:])
     except (msgspec.DecodeError, msgspec.ValidationError):
-        return NOT_TEXT, None
-    return _measure_text(text, label)
+        return None
+
+
+def _answer_bits(found: tuple[str, str, int, int] | None, label: Any) -> int:
+    if found is None:
+        return 0
+    if isinstance(label, str | int | float):  # hashable: the step's labels and answers repeat
+        match = _cached_match(found[0], label)
+    else:
+        match = answers_match(found[0], label)
+    return ANSWERED | (0 if match is None else AGREES if match else DISAGREES)
+
+
+_cached_match = functools.lru_cache(maxsize=8192)(answers_match)
 
 
 def _measure_text(text: str, label: Any) -> tuple[int, dict[str, list] | None]:
-    stripped = text.strip()
-    if not stripped:
+    if not text.strip():
         return EMPTY, None
-    bits = 0
+    bits = _answer_bits(locate_answer(text), label)
+    return bits, _text_measures(text, True, True, not text.isascii())
+
+
+def _text_measures(
+    text: str, loops: bool, repeats: bool, other_script: bool
+) -> dict[str, list] | None:
+    stripped = text.strip()
     measures: dict[str, list] = {}
-    found = locate_answer(text)
-    if found is not None:
-        bits |= ANSWERED
-        match = answers_match(found[0], label)
-        if match is not None:
-            bits |= AGREES if match else DISAGREES
-    loop = tail_loop(stripped)
+    loop = tail_loop(stripped) if loops else None
     if loop is not None:
         measures["loop"] = list(loop)
-    repeat = repeated_share(stripped)
+    repeat = repeated_share(stripped) if repeats else None
     if repeat is not None:
         measures["repeat"] = list(repeat)
-    if not text.isascii():
-        script = second_script(text)
-        if script is not None:
-            measures["script"] = list(script)
-    return bits, measures or None
+    script = second_script(text) if other_script else None
+    if script is not None:
+        measures["script"] = list(script)
+    return measures or None
 
 
 def tail_loop(text: str) -> tuple[int, int] | None:
@@ -161,16 +250,27 @@ def repeated_share(text: str) -> tuple[float, int, int] | None:
     or more, how many distinct ones do, the most times one occurs), from REPEAT_FLOOR_SHARE up.
     Only sentences of REPEAT_MIN_SEGMENT characters or more count as repeats, so a table's rows
     (each its own values) and short words ("Yes.") do not."""
-    segments = [s.strip() for s in _SEGMENTS.split(text)]
-    counts = Counter(s for s in segments if len(s) >= REPEAT_MIN_SEGMENT)
-    total = sum(len(s) for s in segments)
-    if not total:
-        return None
-    repeated = [(s, n) for s, n in counts.items() if n >= REPEAT_MIN_COUNT]
-    share = sum(len(s) * n for s, n in repeated) / total
+    share, repeated = _repeats(text, _TEXT_ENDS, ". ")
     if share < REPEAT_FLOOR_SHARE:
         return None
-    return round(share, 4), len(repeated), max(n for _, n in repeated)
+    return round(share, 4), len(repeated), max(repeated)
+
+
+def _repeats(text: Any, ends: tuple, stop: Any) -> tuple[float, list[int]]:
+    """(the share of `text` in pieces that occur REPEAT_MIN_COUNT times or more, each such
+    piece's count): `text` (str, or the raw bytes) cut at every sentence or line end (`ends`,
+    each made `stop` first), C-speed splitting and counting."""
+    if not text:
+        return 0.0, []
+    for end in ends:
+        text = text.replace(end, stop)
+    counts = Counter(text.split(stop))
+    repeated = [
+        (len(piece), n)
+        for piece, n in counts.items()
+        if n >= REPEAT_MIN_COUNT and len(piece.strip()) >= REPEAT_MIN_SEGMENT
+    ]
+    return sum(size * n for size, n in repeated) / len(text), [n for _, n in repeated]
 
 
 def second_script(text: str) -> tuple[float, str, str, int] | None:
