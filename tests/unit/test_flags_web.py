@@ -140,8 +140,8 @@ def test_pager_sort_links_and_the_column_chooser_keep_the_flag(client, write_ste
     assert second["cols"] == ["reward"]
     # the plain forms: the column chooser's hidden flag, the filter form's select
     p = page(client, "/train/1/table/?flag=repeats")
-    form = re.search(r'<form id="rv-col-form".*?</form>', p.html, re.S).group(0)
-    assert '<input type="hidden" name="flag" value="repeats">' in form
+    form = re.search(r'<form id="rv-col-form".*?</form>', p.html, re.S)
+    assert form and '<input type="hidden" name="flag" value="repeats">' in form.group(0)
     assert "?flag=repeats" in p.by_id["rv-table-samples"]["href"]
 
 
@@ -198,7 +198,8 @@ def test_the_stats_page_shows_counts_shares_and_links_to_the_filtered_table(clie
     card = re.search(r'<section class="rv-card" id="rv-stat-flags".*?</section>', p.html, re.S)
     assert card
     found = re.findall(
-        r'<dd data-flag="(\w+)" data-count="(\d+)"><a class="rv-flag-count" href="([^"]+)"[^>]*>(\d+)</a>'
+        r'<dd data-flag="(\w+)" data-count="(\d+)">'
+        r'<a class="rv-flag-count" href="([^"]+)"[^>]*>(\d+)</a>'
         r' <span class="rv-meta">([^<]+)</span>',
         card.group(0),
     )
