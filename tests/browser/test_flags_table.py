@@ -92,14 +92,14 @@ def test_the_stats_counts_lead_to_the_filtered_table(viewer: ServerProcess, tab:
     page = tab.page
     for flag in ("repeats", "empty", "outlier_length"):
         page.goto(viewer.url("/train/1/stats/"))
-        link = page.locator(f'#rv-stat-flags dd[data-flag="{flag}"] a')
+        link = page.locator(f'#rv-stat-flags tr[data-flag="{flag}"] a')
         expect(link).to_have_text(str(len(FLAGGED[flag])))
         link.click()
         page.wait_for_url(lambda url: urlsplit(url).path.endswith("/train/1/table/"))
         assert url_query(page)["flag"] == [flag]
         assert shown_positions(page) == flagged_rows(flag)
     page.goto(viewer.url("/train/1/stats/"))
-    expect(page.locator("#rv-stat-flags dd[data-flag]")).to_have_count(len(FLAGS))
+    expect(page.locator("#rv-stat-flags tr[data-flag]")).to_have_count(len(FLAGS))
     tab.assert_clean()
 
 

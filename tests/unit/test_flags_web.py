@@ -198,9 +198,9 @@ def test_the_stats_page_shows_counts_shares_and_links_to_the_filtered_table(clie
     card = re.search(r'<section class="rv-card" id="rv-stat-flags".*?</section>', p.html, re.S)
     assert card
     found = re.findall(
-        r'<dd data-flag="(\w+)" data-count="(\d+)">'
-        r'<a class="rv-flag-count" href="([^"]+)"[^>]*>(\d+)</a>'
-        r' <span class="rv-meta">([^<]+)</span>',
+        r'<tr data-flag="(\w+)" data-count="(\d+)"><td>\w+</td>'
+        r'<td><a class="rv-flag-count" href="([^"]+)"[^>]*>(\d+)</a></td>'
+        r'<td class="rv-flag-share">([^<]+)</td></tr>',
         card.group(0),
     )
     assert [f[0] for f in found] == list(FLAGS)
