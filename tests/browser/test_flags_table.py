@@ -6,6 +6,7 @@ expectations come from the positions `tests/support/flagged.py` wrote."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 from urllib.parse import parse_qs, urlsplit
 
@@ -31,6 +32,11 @@ def url_query_of(url: str) -> dict[str, list[str]]:
     return parse_qs(urlsplit(url).query)
 
 
+def flag_is(flag: str) -> Callable[[str], bool]:
+    """A URL test: the page's `flag=` is `flag`."""
+    return lambda url: url_query_of(url).get("flag") == [flag]
+
+
 def shown_positions(page: Page) -> list[int]:
     rows = page.locator("#rv-sample-table tbody tr.rv-table-row")
     return [int(p) for p in rows.evaluate_all("rows => rows.map(r => r.dataset.position)")]
@@ -43,7 +49,7 @@ def test_the_flag_select_shows_exactly_the_flagged_rows(viewer: ServerProcess, t
     select = page.get_by_label("Flag")
     for flag in ("repeats", "cut", "no_answer"):
         select.select_option(flag)  # applies on change (table.js), no button
-        page.wait_for_url(lambda url, f=flag: url_query_of(url).get("flag") == [f])
+        page.wait_for_url(flag_is(flag))
         rows = page.locator("#rv-sample-table tbody tr.rv-table-row")
         expect(rows).to_have_count(len(FLAGGED[flag]))
         assert shown_positions(page) == flagged_rows(flag)
