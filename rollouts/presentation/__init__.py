@@ -39,6 +39,7 @@ from .spark import spark_path
 from .table import (
     ANSWER,
     COLUMNS,
+    FLAGS_COLUMN,
     NO_COLUMNS,
     POSITION,
     ROWS_PER_PAGE,
@@ -63,6 +64,7 @@ from .worddiff import WORDS_COMPARED, word_diff
 __all__ = [
     "ANSWER",
     "COLUMNS",
+    "FLAGS_COLUMN",
     "LOGPROBS_KEY",
     "NO_COLUMNS",
     "POSITION",

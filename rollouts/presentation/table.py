@@ -33,6 +33,8 @@ class TableColumn:
 
 POSITION = TableColumn("position", "sample", (), "asc")
 ANSWER = TableColumn("answer", "answer", (), "asc")  # not sortable: read for shown rows only
+# The row's flags (`store.flags`), judged for the shown rows only; filtered by `flag=`, not sorted.
+FLAGS_COLUMN = TableColumn("flags", "flags", (), "asc")
 # The columns a table knows by name (others: a numeric field, labelled by its name).
 NAMED = {
     "reward": TableColumn("reward", "reward", ("reward",), "desc"),
@@ -111,7 +113,7 @@ def table_column(name: str) -> TableColumn:
 
 def sort_column(columns: Columns, column: TableColumn) -> str | None:
     """The step column a header sorts by ("position" for file order), or None: not sortable."""
-    if column is ANSWER:
+    if column is ANSWER or column is FLAGS_COLUMN:
         return None
     if not column.candidates:
         return "position"

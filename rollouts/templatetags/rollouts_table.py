@@ -23,7 +23,8 @@ _SIDE = {"up": "above", "down": "below", "even": "at"}
 
 @register.simple_tag
 def table_rows(rows: Sequence[Mapping[str, Any]]) -> SafeString:
-    """One `<tr>` a row of `table.table_context`: its link, answer, chosen cells, preview."""
+    """One `<tr>` a row of `table.table_context`: its link, answer, chosen cells, flags,
+    preview."""
     parts = []
     for r in rows:
         position, url = int(r["position"]), escape(r["url"])
@@ -36,6 +37,7 @@ def table_rows(rows: Sequence[Mapping[str, Any]]) -> SafeString:
             f"{_answer(r)}"
         )
         parts.extend(_cell(r, cell) for cell in r["cells"])
+        parts.append(_flags(r.get("flags") or ()))
         parts.append(f'<td data-field="response" class="rv-response-cell">{_preview(r)}</td></tr>')
     return mark_safe("\n".join(parts))  # noqa: S308
 
@@ -71,6 +73,21 @@ def _cell(r: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
     if cell["key"] == "status" and value is not None:
         text = f'<span class="rv-value" data-status="{escape(value)}">{text}</span>'
     return f'<td data-field="{key}"{attrs}>{text}</td>'
+
+
+def _flags(flags: Sequence[Mapping[str, str]]) -> str:
+    """The row's flags as chips: the name shown, the reason in the title and, for screen
+    readers (a title is not read everywhere), in hidden text after the name."""
+    if not flags:
+        return '<td data-field="flags" data-flags=""></td>'
+    names = escape(" ".join(f["name"] for f in flags))
+    chips = "".join(
+        f'<span class="rv-flag-chip" data-flag="{escape(f["name"])}"'
+        f' title="{escape(f["reason"])}">{escape(f["name"])}'
+        f'<span class="rv-visually-hidden">: {escape(f["reason"])}</span></span>'
+        for f in flags
+    )
+    return f'<td data-field="flags" data-flags="{names}">{chips}</td>'
 
 
 def _preview(r: Mapping[str, Any]) -> str:

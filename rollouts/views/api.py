@@ -191,6 +191,7 @@ def api_stats(request: HttpRequest, bucket: str, filename: str) -> HttpResponseB
         "groups": stats["groups"],
         "histograms": stats["histograms"],
         "histograms_clipped": clipped,
+        "flags": {name: int(count) for name, count in stats["flags"]["counts"].items()},
     }
     return json_response(twin)
 

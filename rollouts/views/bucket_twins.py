@@ -70,6 +70,7 @@ class TrendsTwin(TypedDict):
     failed: list[dict[str, str]]
     after: int
     step_url: str
+    table_url: str  # a step's table, "{step}" for its name (a flag series' points open it)
     series: list[dict[str, Any]]
     points: list[dict[str, Any]]
     cards: list[dict[str, Any]]

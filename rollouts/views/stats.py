@@ -9,9 +9,19 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
 
 from ..presentation import WORDS_COMPARED, format_bytes, histogram_bars, scatter
-from ..store import OUTLIER_FENCE, Columns, StepIndex, clipped_histograms, step_filename, step_name
+from ..store import (
+    EVERYTHING,
+    FLAGS,
+    OUTLIER_FENCE,
+    Columns,
+    StepIndex,
+    clipped_histograms,
+    flag_rates,
+    step_filename,
+    step_name,
+)
 from ..store import group_table as step_group_table
-from ..web import app_url, get_catalog, json_response, step_url, url_maker
+from ..web import app_url, get_catalog, json_response, query_suffix, step_url, url_maker
 from .decorators import api, page
 from .groups import group_table
 from .header import header_context
@@ -47,6 +57,7 @@ def step_stats_page(request: HttpRequest, bucket: str, step: str) -> HttpRespons
             ],
             "histograms_full": full,
             "stats_path": request.path,
+            "flags": flag_rows(request, bucket, step, stats),
             "outlier_fence": f"{OUTLIER_FENCE:g}",
             "scatter": scatter(columns, index.invalid, index.lines, sample_url),
             "groups": [{**g, "url": group_url(g["group"])} for g in groups[:GROUPS_LISTED]],
@@ -57,6 +68,23 @@ def step_stats_page(request: HttpRequest, bucket: str, step: str) -> HttpRespons
         }
     )
     return TemplateResponse(request, "rollouts/stats.html", context)
+
+
+def flag_rows(request: HttpRequest, bucket: str, step: str, stats: dict) -> list[dict]:
+    """Each flag's count and share of the step's readable samples, with the step's table
+    filtered by it (`table/?flag=name`)."""
+    table = app_url(request, "step-table", bucket=bucket, step=step)
+    counts = stats["flags"]["counts"]
+    rates = flag_rates(stats)
+    return [
+        {
+            "name": name,
+            "count": int(counts.get(name, 0)),
+            "share": rates[name],
+            "url": table + query_suffix(EVERYTHING, flag=name),
+        }
+        for name in FLAGS
+    ]
 
 
 def _whole(columns: Columns, name: str, index: StepIndex) -> bool:

@@ -1,8 +1,10 @@
 """A step as a table (`/<bucket>/<step>/table/`) and its JSON twin (`api/jsonl/.../table`), built
 from one context: a page of rows of the step's ordering, sorted and filtered with the sample
 pages' own parameters (`sort`, `order`, `status`, `dataset`, `range`), plus `page`, `page_size`
-`at` (a position: open the page that holds it, with its row marked) and `cols` (the columns
-shown, comma-separated: unknown names are ignored, never an error)."""
+`at` (a position: open the page that holds it, with its row marked), `cols` (the columns
+shown, comma-separated: unknown names are ignored, never an error) and `flag` (only the samples
+with that flag; an unknown flag is a 400). Each row carries its flags with their reasons, judged
+for the shown rows only (the step's flag bits are one cheap pass, kept per version of the step)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from django.template.response import TemplateResponse
 from ..conf import conf
 from ..presentation import (
     ANSWER,
+    FLAGS_COLUMN,
     NO_COLUMNS,
     POSITION,
     ROWS_PER_PAGE,
@@ -27,7 +30,15 @@ from ..presentation import (
     table_column,
     table_row,
 )
-from ..store import ADVANTAGE, line_values, rank_of, step_filename, step_name
+from ..store import (
+    ADVANTAGE,
+    FLAGS,
+    line_values,
+    rank_of,
+    row_flags,
+    step_filename,
+    step_name,
+)
 from ..web import (
     app_url,
     get_catalog,
@@ -41,7 +52,7 @@ from ..web import (
 from .decorators import api, page
 from .header import header_context
 from .samples import choices_of
-from .twins import ColumnChoice, TableHeader, TableTwin, TableTwinRow
+from .twins import ColumnChoice, FlagChoice, RowFlag, TableHeader, TableTwin, TableTwinRow
 
 _NOWHERE = -1
 _MAX_POSITION = 2**62
@@ -70,6 +81,8 @@ def table_context(request: HttpRequest, bucket: str, step: str) -> TableTwin:
     lengths = table_column("response_length").candidates
     chosen = chosen_columns(columns, request.GET.getlist("cols") if "cols" in request.GET else None)
     advantages = catalog.advantages(index) if ADVANTAGE in chosen else ()
+    stats = catalog.stats(index)
+    marks = catalog.flag_marks(index)
     sample_url = url_maker(request, "sample", "position", bucket=bucket, step=step)
     keep = query_suffix(selection)
     base = app_url(request, "step-table", bucket=bucket, step=step)
@@ -92,9 +105,17 @@ def table_context(request: HttpRequest, bucket: str, step: str) -> TableTwin:
             chosen,
             advantages,
         )
-        rows.append({**row, "url": sample_url(position) + keep, "is_at": position == at})
+        flags: list[RowFlag] = []
+        if position < len(marks) and marks[position]:  # reasons for the flagged shown rows only
+            flags = [
+                {"name": f["name"], "reason": f["reason"]}
+                for f in row_flags(columns, position, stats["flags"], catalog.flag_rules)
+            ]
+        rows.append(
+            {**row, "flags": flags, "url": sample_url(position) + keep, "is_at": position == at}
+        )
     header: list[TableHeader] = []
-    for column in [POSITION, ANSWER, *map(table_column, chosen)]:
+    for column in [POSITION, ANSWER, *map(table_column, chosen), FLAGS_COLUMN]:
         sort = sort_column(columns, column)
         if sort == "position":  # file order has one direction (positions ascending)
             sorted_as = "asc" if selection.sort is None else None
@@ -119,6 +140,16 @@ def table_context(request: HttpRequest, bucket: str, step: str) -> TableTwin:
         {"key": name, "label": table_column(name).label, "chosen": name in chosen}
         for name in [*chosen, *others]
     ]
+    counts = stats["flags"]["counts"]
+    flag_choices: list[FlagChoice] = [
+        {
+            "name": name,
+            "count": int(counts.get(name, 0)),
+            "chosen": name == selection.flag,
+            "url": base + query_suffix(selection, flag=name, page="", **extra),
+        }
+        for name in FLAGS
+    ]
     return {
         "subdir": bucket,
         "filename": filename,
@@ -138,6 +169,7 @@ def table_context(request: HttpRequest, bucket: str, step: str) -> TableTwin:
         "cols": chosen,
         "default_cols": default_columns(columns),
         "column_choices": choices,
+        "flag_choices": flag_choices,
         "rows": rows,
         "invalid": index.invalid_lines(),
         "urls": {

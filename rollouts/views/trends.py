@@ -180,6 +180,7 @@ def trends_json(
         "failed": [{"name": name, "error": error} for name, error in snapshot.failed.items()],
         "after": after,
         "step_url": url_maker(request, "step", "step", bucket=bucket)("{step}"),
+        "table_url": url_maker(request, "step-table", "step", bucket=bucket)("{step}"),
         "series": curves(keys) + scalars.series,
         "points": [_point_json(p, statuses, scalars.at(p.step)) for p in points if p.step > after],
         "cards": metric_cards(points),

@@ -116,7 +116,20 @@ class ColumnChoice(TypedDict):
     chosen: bool  # shown now
 
 
+class RowFlag(TypedDict):
+    name: str  # one of `store.FLAGS`
+    reason: str  # the one-line reason, with its numbers
+
+
+class FlagChoice(TypedDict):
+    name: str  # a value `flag=` takes
+    count: int  # the step's samples with this flag
+    chosen: bool  # the table is filtered by it now
+    url: str  # the table filtered by it (sort, filters and columns kept, page 1)
+
+
 class TableTwinRow(TableRow):
+    flags: list[RowFlag]  # the row's flags, in `FLAGS` order (empty: none)
     url: str  # the sample's page, in the table's order
     is_at: bool  # the row `at=` names
 
@@ -156,6 +169,7 @@ class TableTwin(TypedDict):
     cols: list[str]  # the chosen columns, in their order (`cols`, or the defaults)
     default_cols: list[str]  # the columns shown without `cols`
     column_choices: list[ColumnChoice]  # what `cols` may name in this step
+    flag_choices: list[FlagChoice]  # every flag, with its count in the step (the filter's)
     rows: list[TableTwinRow]
     invalid: list[dict[str, int | str]]
     urls: TableUrls
@@ -266,3 +280,4 @@ class StatsTwin(TypedDict):
     groups: GroupStats
     histograms: dict[str, Histogram]  # reward, response_length
     histograms_clipped: dict[str, ClippedHistogram]  # the same without the far outliers
+    flags: dict[str, int]  # each flag's count of samples (`store.FLAGS`, every flag named)

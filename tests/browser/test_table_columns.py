@@ -92,5 +92,6 @@ def test_a_column_ticked_in_the_chooser_is_shown_and_kept_after_a_reload(
         "response_length",
         "group_index",
         "kl",
+        "flags",  # always shown, after the chosen columns
         "response",
     ]

@@ -105,7 +105,14 @@ def _doubles(values: list[float]) -> array:
 def test_cols_chooses_any_numeric_field_in_its_order_and_links_keep_it(client):
     answer = table(client, "?cols=kl,reward&sort=kl&order=desc")
     assert answer["cols"] == ["kl", "reward"]
-    assert [c["key"] for c in answer["columns"]] == ["position", "answer", "kl", "reward"]
+    # the flags column (always shown, not chosen) comes after the chosen ones
+    assert [c["key"] for c in answer["columns"]] == [
+        "position",
+        "answer",
+        "kl",
+        "reward",
+        "flags",
+    ]
     assert [c["key"] for c in answer["rows"][0]["cells"]] == ["kl", "reward"]
     assert [r["position"] for r in answer["rows"]] == [5, 4, 3, 2, 1, 0]  # by kl
     kl = {c["key"]: c for c in answer["column_choices"]}["kl"]
@@ -119,6 +126,7 @@ def test_cols_chooses_any_numeric_field_in_its_order_and_links_keep_it(client):
         "answer",
         "kl",
         "reward",
+        "flags",
     ]
     checked = re.findall(r'name="cols" value="([\w.]+)" checked', p.html)
     assert checked == ["kl", "reward"]  # the shown ones first, in their order

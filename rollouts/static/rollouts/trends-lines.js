@@ -9,6 +9,7 @@ const GROUPS = {
   status: "Status mix",
   dataset: "Eval accuracy per dataset",
   component: "Reward components",
+  flag: "Flags",
 };
 // Smoothing off below SMOOTH_FROM points, then 1 - SMOOTH_FROM / n (in steps of 0.05), at most
 // SMOOTH_MAX: an EMA of weight w averages about 1 / (1 - w) points, so the default window is
@@ -29,6 +30,24 @@ export function groupName(kind) {
 // The curve select's "all together" choice of a kind (none for scalars).
 export function allOptions(kind) {
   return isScalarKind(kind) ? [] : [new Option(groupName(kind) + " (all together)", "all:" + kind)];
+}
+
+// A flag's series ("flag.repeats", the share of a step's samples with that flag) names its
+// flag; any other key, none.
+export function flagOf(key) {
+  return typeof key === "string" && key.indexOf("flag.") === 0 ? key.slice(5) : null;
+}
+
+// Where a point of series `key` at step `name` opens: a flag's, the step's table filtered by
+// that flag (its flagged samples); any other, the step's page. `urls`: {step, table}, the trends
+// JSON's `step_url` and `table_url` ("{step}" stands for the step's name).
+export function pointUrl(urls, name, key) {
+  const step = encodeURIComponent(name);
+  const flag = flagOf(key);
+  if (flag && urls.table) {
+    return urls.table.split("{step}").join(step) + "?flag=" + encodeURIComponent(flag);
+  }
+  return urls.step.split("{step}").join(step);
 }
 
 export function defaultSmoothing(count) {

@@ -25,6 +25,7 @@ function load(run, again) {
       (data) => {
         run.points = data.points;
         run.stepUrl = data.step_url;
+        run.tableUrl = data.table_url;
         run.error = null;
         run.done = data.done;
         // Still indexing (a run nobody looked at yet): read it again until every step is in.
@@ -88,7 +89,13 @@ export function overlay(current) {
   const shown = [
     { name: own, current: true, points: current.points, stepUrl: current.stepUrl },
   ].concat(
-    others.map((r) => ({ name: r.name, current: false, points: r.points, stepUrl: r.stepUrl })),
+    others.map((r) => ({
+      name: r.name,
+      current: false,
+      points: r.points,
+      stepUrl: r.stepUrl,
+      tableUrl: r.tableUrl,
+    })),
   );
   const steps = {};
   shown.forEach((run) => {

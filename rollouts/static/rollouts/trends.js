@@ -50,7 +50,7 @@ function baseKey(key) {
 }
 function isShare(key) {
   key = baseKey(key);
-  return SHARES[key] === 1 || key.indexOf("status.") === 0;
+  return SHARES[key] === 1 || key.indexOf("status.") === 0 || L.flagOf(key) !== null;
 }
 // As the server prints numbers (the number rule: lib/numbers.js); shares as a percentage.
 function fmt(value, key) {
@@ -59,11 +59,14 @@ function fmt(value, key) {
 function fmtDelta(delta, key) {
   return key && isShare(key) ? formatShareDelta(delta) : formatDelta(delta);
 }
+// A point's link: the step's page, or for a flag's series its table filtered by that flag. A
+// click beside the points (no line) follows the chosen curve when it is one series.
 function stepUrl(point, key) {
   const run = state.keys[key]?.run;
-  let template = state.data.step_url;
-  if (run && !run.current && run.stepUrl) template = run.stepUrl;
-  return template.split("{step}").join(encodeURIComponent(point.name));
+  const urls = { step: state.data.step_url, table: state.data.table_url };
+  if (run && !run.current && run.stepUrl) urls.step = run.stepUrl;
+  if (run && !run.current) urls.table = run.tableUrl;
+  return L.pointUrl(urls, point.name, key ? baseKey(key) : effectiveChoice());
 }
 
 // -- fetching ------------------------------------------------------------------------
