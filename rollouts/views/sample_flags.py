@@ -8,11 +8,10 @@ started by then. Kept out of `samples.py` so the sample page's context stays one
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from itertools import islice
+from collections.abc import Sequence
 from typing import Any
 
-from ..store import FLAG_BIT, Catalog, Selection, StepIndex
+from ..store import Catalog, Selection, StepIndex
 
 
 def sample_flags(
@@ -30,14 +29,10 @@ def sample_flags(
     if flags is None:
         catalog.prepare_columns(index)  # a no-op when it runs already
         return {"flags": None, "prev_flagged": None, "next_flagged": None}
-    marks = catalog.flag_marks(index)
-    wanted = FLAG_BIT[selection.flag] if selection.flag else ~0
-
-    def first_flagged(positions: Iterable[int]) -> int | None:
-        return next((p for p in positions if p < len(marks) and marks[p] & wanted), None)
-
+    flagged = catalog.flagged_in_order(index, selection, ordering)
+    before, after = flagged.rfind(1, 0, rank), flagged.find(1, rank + 1)
     return {
         "flags": flags,
-        "prev_flagged": first_flagged(ordering[r] for r in range(rank - 1, -1, -1)),
-        "next_flagged": first_flagged(islice(ordering, rank + 1, None)),
+        "prev_flagged": ordering[before] if before >= 0 else None,
+        "next_flagged": ordering[after] if after >= 0 else None,
     }
