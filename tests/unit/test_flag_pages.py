@@ -201,3 +201,18 @@ def test_sample_page_from_a_flagged_search_moves_among_its_flagged_matches(clien
     p = page(client, f"/train/1/sample/{CUT_AT}/?q=question&flag=cut")
     assert position_of(p.by_id["rv-next"]["href"]) == CUT_AT
     assert "/train/2/" in p.by_id["rv-next"]["href"]
+
+
+def test_search_page_lists_the_flagged_hits_and_keeps_the_flag_chosen(client, write_step):
+    flagged_step(write_step)
+    p = page(client, "/train/search/?q=question&flag=empty")
+    assert p.by_id["rv-search-flag"]
+    assert '<option value="empty" selected>' in p.html
+    hits = p.html.split('id="rv-hits"', 1)[1].split("</ol>", 1)[0]
+    assert hits.count('class="rv-hit"') == 1
+    assert f"sample {EMPTY_AT} " in hits and "flag=empty" in hits
+    everything = page(client, "/train/search/?q=question")
+    choices = everything.html.split('id="rv-search-flag"', 1)[1].split("</select>", 1)[0]
+    assert " selected" not in choices  # "any sample", the first
+    listed = everything.html.split('id="rv-hits"', 1)[1].split("</ol>", 1)[0]
+    assert listed.count('class="rv-hit"') == 8
