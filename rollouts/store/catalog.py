@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sys
 import threading
+from array import array
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -19,7 +21,7 @@ from .columns import Columns
 from .disk import DiskCache, protect, restore_index
 from .errors import NotFound, StoreError, Unavailable
 from .files import KNOWN_BUCKETS, STEP_FILE, FileIdentity, StepFile, directory_version
-from .flags import DEFAULT_RULES, FlagRules, flag_marks, row_flags
+from .flags import DEFAULT_RULES, FLAG_BIT, FLAGS, FlagRules, flag_marks, row_flags
 from .index import StepIndex
 from .jsonio import without_surrogates
 from .memory import release_freed_memory
@@ -273,6 +275,27 @@ class Catalog:
             self._account(index)
         return marks
 
+    def flagged_in_order(
+        self, index: StepIndex, selection: Selection, ordering: Sequence[int]
+    ) -> bytes:
+        """Per rank of `ordering` (the selection's), 1 where that sample has the selection's
+        flag (any flag, without one), else 0: the next flagged sample is one `find` away (a
+        Python loop over a 300,000-sample order costs 0.15 s a page; this, once a version)."""
+        marks = self.flag_marks(index)
+        key = (index.generation, index.columns_rows, "flagged", selection)
+        kept = index.orderings.get(key)
+        if kept is not None and len(kept) == len(ordering):
+            return kept.tobytes()
+        wanted = FLAG_BIT[selection.flag] if selection.flag else (1 << len(FLAGS)) - 1
+        table = bytes(1 if value & wanted else 0 for value in range(256))
+        by_position = _low_bytes(marks).translate(table)
+        if ordering and max(ordering) >= len(by_position):  # a grown file's newest lines
+            by_position += bytes(max(ordering) + 1 - len(by_position))
+        found = bytes(map(by_position.__getitem__, ordering))
+        index.orderings[key] = array("B", found)
+        self._account(index)
+        return found
+
     def ordering(
         self, index: StepIndex, selection: Selection = EVERYTHING, *, wait: bool = True
     ) -> Sequence[int]:
@@ -334,3 +357,12 @@ class Catalog:
     def _build_lock(self, key: str) -> threading.Lock:
         with self._locks_guard:
             return self._build_locks.setdefault(key, threading.Lock())
+
+
+def _low_bytes(marks: Sequence[int]) -> bytes:
+    """Each mark as one byte (the FLAGS fit in one): an array of 16-bit marks' low bytes, taken
+    by a slice of its memory (`array("B", marks)` converts one by one, 0.1 s for 300,000)."""
+    if isinstance(marks, array) and marks.itemsize == 2:
+        raw = marks.tobytes()
+        return raw[0::2] if sys.byteorder == "little" else raw[1::2]
+    return bytes(list(marks))

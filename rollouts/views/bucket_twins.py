@@ -37,6 +37,7 @@ class SearchTwin(TypedDict):
     field: str
     regex: bool
     case: bool
+    flag: str | None  # only hits on samples with this flag (`store.FLAGS`); None: every sample
     order: str  # newest (the latest step first) or oldest
     done: bool
     cursor: str | None

@@ -69,6 +69,7 @@ def group_table(
         row = member_row(position, record.line, values)
         row["url"] = sample_url(position)
         row["warnings"] = record.decoded.warnings
+        row["flags"] = catalog.flags_of(index, position) or []  # the columns are decoded
         rows.append(row)
         presented = present_sample(
             {k: values[k] for k in ("prompt", "response") if k in values}, mask

@@ -46,11 +46,14 @@ def sample_twin(context: dict[str, Any]) -> SampleTwin:
             "prev": context.get("prev_url"),
             "next": context.get("next_url"),
             "last": context.get("last_url"),
+            "prev_flagged": context.get("prev_flagged_url"),
+            "next_flagged": context.get("next_flagged_url"),
         },
     }
     presented = context["sample"]
     if presented is not None:
         twin["info"] = [asdict(row) for row in presented.info]
+        twin["flags"] = context.get("flags")
         twin["identity"] = context["identity"]
         twin["verdict"] = presented.verdict.as_json() if presented.verdict else None
         twin["rendered"] = {

@@ -41,6 +41,7 @@ from ..web import (
 from .decorators import Redirect, api, page, render_sample_page
 from .header import header_context
 from .sample_extras import sample_extras
+from .sample_flags import sample_flags
 from .sample_twin import sample_twin
 from .twins import Choices
 
@@ -99,6 +100,8 @@ def sample_context(
         context["summary"] = catalog.stats(index)
     if selection.range is not None:
         context["clear_range_url"] = step_link + query_suffix(selection, range="")
+    if selection.flag is not None:
+        context["clear_flag_url"] = step_link + query_suffix(selection, flag="")
     if not ordering:
         if selection.filters or selection.range:
             conditions = ", ".join(selection.conditions())
@@ -139,6 +142,7 @@ def sample_context(
             + suffix,
             "form_action": here,
             "clear_range_url": here + query_suffix(selection, range=""),
+            "clear_flag_url": here + query_suffix(selection, flag=""),
             "first_url": url_at(0),
             "last_url": url_at(last),
             "prev_url": url_at(rank - 1) if rank > 0 else None,
@@ -179,6 +183,13 @@ def sample_context(
         group_url = app_url(request, "group", bucket=bucket, step=step, group=group)
         context["group_url"] = f"{group_url}?from={position}"  # the group page marks this one
     context["choices"] = choices_of(index, values, selection)
+    flagged = sample_flags(catalog, index, ordering, rank, selection)
+    context["flags"] = flagged["flags"]
+    for side in ("prev", "next"):
+        at = flagged[f"{side}_flagged"]
+        context[f"{side}_flagged_url"] = (
+            sample_url(request, bucket, step, at) + suffix if at is not None else None
+        )
     context.update(sample_extras(request, bucket, step, position, selection, values))
     return context, HTTPStatus.OK
 

@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 
 from ..conf import conf
 from ..presentation import answer_check, badge_json, hit_badges
-from ..store import BadRequest
+from ..store import FLAGS, BadRequest
 from ..store.search import (
     DEFAULT_LIMIT,
     FIELD_CHOICES,
@@ -50,6 +50,7 @@ def query_of(request: HttpRequest) -> Query:
         field=request.GET.get("field") or "any",
         regex=flag(request, "regex"),
         case=flag(request, "case"),
+        flag=request.GET.get("flag") or None,
     )
 
 
@@ -116,6 +117,7 @@ def result_json(
         "field": query.field,
         "regex": query.regex,
         "case": query.case,
+        "flag": query.flag,
         "order": order,
         "done": result.done,
         "cursor": str(result.cursor) if result.cursor is not None else None,
@@ -165,6 +167,7 @@ def search_page(request: HttpRequest, bucket: str) -> HttpResponse:
         "case": request.GET.get("case") == "1",
         "steps": request.GET.get("steps", ""),
         "order": request.GET.get("order") or ORDERS[0],
+        "flag": request.GET.get("flag", ""),
     }
     context.update(
         {
@@ -172,6 +175,7 @@ def search_page(request: HttpRequest, bucket: str) -> HttpResponse:
             "form": form,
             "fields": FIELD_CHOICES,
             "orders": ORDERS,
+            "flags": FLAGS,
             "form_url": app_url(request, "search", bucket=bucket),
             "api_url": api_url,
             "result": None,

@@ -53,6 +53,23 @@ class PageUrls(PageLinks):
     json: str | None
 
 
+class SampleUrls(PageUrls):
+    """The sample page's links, with the previous and next flagged samples of its order (with
+    the `flag` of the selection, else with any flag); None past an end, on a sample page with
+    no sample, and while the step's columns are being decoded."""
+
+    prev_flagged: str | None
+    next_flagged: str | None
+
+
+class SampleFlag(TypedDict):
+    """A flag of a sample (`store.row_flags`): its name (`store.FLAGS`) and the reason, which
+    states the numbers that raised it."""
+
+    name: str
+    reason: str
+
+
 class _SampleTwinAlways(TypedDict):
     """What the sample page's twin always sends (null when the page has no such value:
     `position` and what follows it on a step with no sample to show, `error` on a good one)."""
@@ -84,7 +101,7 @@ class _SampleTwinAlways(TypedDict):
     steps: list[StepChoice]
     buckets: list[str]
     choices: Choices
-    urls: PageUrls
+    urls: SampleUrls
 
 
 class SampleTwin(_SampleTwinAlways, total=False):
@@ -96,6 +113,7 @@ class SampleTwin(_SampleTwinAlways, total=False):
     """
 
     info: list[dict[str, Any]]
+    flags: list[SampleFlag] | None  # None while the step's columns are being decoded
     identity: SampleIdentity
     verdict: dict[str, Any] | None
     rendered: dict[str, dict[str, Any]]

@@ -33,7 +33,7 @@ def test_search_answers_in_the_documented_shape(client):
     status, data = get_json(client, "/api/jsonl/train/search", q='"hi"\nnow')
     assert status == 200
     assert list(data) == [
-        "q", "field", "regex", "case", "order", "done", "cursor", "scanned_steps",
+        "q", "field", "regex", "case", "flag", "order", "done", "cursor", "scanned_steps",
         "total_steps", "scanned_bytes", "elapsed_s", "matches", "listed", "hits", "per_step",
     ]  # fmt: skip
     assert (data["order"], data["matches"], data["listed"]) == ("newest", 1, 1)

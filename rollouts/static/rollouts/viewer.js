@@ -126,7 +126,9 @@ function onClick(event) {
     (link.id === "rv-prev" ||
       link.id === "rv-next" ||
       link.id === "rv-jump-prev" ||
-      link.id === "rv-jump-next")
+      link.id === "rv-jump-next" ||
+      link.id === "rv-prev-flagged" ||
+      link.id === "rv-next-flagged")
   ) {
     event.preventDefault();
     navigate(link.href, "push");
@@ -178,6 +180,9 @@ const KEYS = {
   k: "prevUrl",
   Home: "firstUrl",
   End: "lastUrl",
+  // The next / previous flagged sample of the order (issue 30): f, and F (Shift+f).
+  f: "nextFlaggedUrl",
+  F: "prevFlaggedUrl",
 };
 
 function onKeydown(event) {

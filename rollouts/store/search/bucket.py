@@ -22,6 +22,7 @@ from typing import Any
 from ..catalog import Catalog
 from ..errors import BadRequest, StoreError
 from ..files import StepFile
+from ..flags import FLAG_BIT
 from ..index import StepIndex
 from .query import Found, Matcher, Query, Snippet, field_texts, snippet_of
 from .scan import Budget, Clock, scan_lines
@@ -242,8 +243,9 @@ def _scan_step(
     count = StepCount(step_file.step, step_file.name, len(index))
     result.per_step.append(count)
     try:
+        flagged = flagged_filter(catalog, index, matcher.query)
         for position, line_end, found in scan_lines(index, matcher, start, len(index), clock):
-            if found is not None:
+            if found is not None and flagged(position):
                 count.matches += 1
                 if len(result.hits) < room:
                     result.hits.append(_hit(index, step_file, position, found, check))
@@ -254,6 +256,16 @@ def _scan_step(
     except (OSError, StoreError):  # rewritten, truncated or removed meanwhile
         return None
     return None
+
+
+def flagged_filter(catalog: Catalog, index: StepIndex, query: Query) -> Callable[[int], bool]:
+    """Whether a sample of the step counts for a query with a `flag` (each one without): from
+    the step's flag marks, which need its columns (decoded now when they are not yet)."""
+    if query.flag is None:
+        return lambda position: True
+    marks = catalog.flag_marks(index)
+    bit = FLAG_BIT[query.flag]
+    return lambda position: position < len(marks) and bool(marks[position] & bit)
 
 
 def _hit(
@@ -325,10 +337,11 @@ def adjacent_match(
         stop = min(position, len(index)) if step_file.name == step else len(index)
         last: Hit | None = None
         try:
+            flagged = flagged_filter(catalog, index, query)
             for at, block_end, match in scan_lines(index, matcher, 0, stop, clock):
                 if block_end is not None and block_end < stop and clock.spent():
                     return None, False
-                if match is not None:
+                if match is not None and flagged(at):
                     last = _hit(index, step_file, at, match, None)
         except (OSError, StoreError):
             continue

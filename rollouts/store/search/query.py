@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ..errors import BadRequest
+from ..flags import parse_flag
 from ..jsonio import LineError, decode_line
 from .regexes import Pattern, PatternError, Span, case_forms, compile_literal, compile_regex
 from .slim import slim_fields
@@ -83,10 +84,12 @@ class Query:
     field: str = "any"
     regex: bool = False
     case: bool = False  # True: case-sensitive
+    flag: str | None = None  # only samples with this flag (`flags.FLAGS`); None: every sample
 
     def __post_init__(self) -> None:
         if not self.text:
             raise BadRequest("q must not be empty")
+        parse_flag(self.flag)  # BadRequest for an unknown flag
         if len(self.text) > MAX_QUERY_CHARS:
             raise BadRequest(f"q must be at most {MAX_QUERY_CHARS} characters")
         if self.field not in FIELD_CHOICES:
@@ -105,6 +108,8 @@ class Query:
             params["regex"] = "1"
         if self.case:
             params["case"] = "1"
+        if self.flag:
+            params["flag"] = self.flag
         return params
 
     def matcher(self) -> Matcher:
