@@ -220,6 +220,15 @@ def repeats_step() -> Step:
         f"<think>\n{middle}\n</think>\n\nThe answer is $\\boxed{{12}}$.{END}",
         ("repeats",),
     )
+    early = " ".join("".join(REPEATED_MIDDLE) for _ in range(150))
+    step.add(
+        "repeated sentences dominate, all of them before the last 8 kB (known miss)",
+        f"<think>\n{early}\n\n{derivation(44, 200)}\n</think>\n\nThe answer is "
+        f"$\\boxed{{12}}$.{END}",
+        ("repeats",),
+        known=(),
+        response_length=500,
+    )
     step.add(
         "a long varied derivation (4 kB)",
         healthy(7, sentences=55),
@@ -244,6 +253,19 @@ def repeats_step() -> Step:
         ("repeats", "no_answer"),
         known=("no_answer",),
         reward=0.0,
+    )
+    checks = "\n".join(
+        f"- Candidate {c}: {c} + {20 - c} = 20 and {c} x {20 - c} = {c * (20 - c)}. "
+        "This satisfies both conditions."
+        if c * (20 - c) == 96
+        else f"- Candidate {c}: the product is {c * (20 - c)}, not 96. This fails the test."
+        for c in range(2, 19)
+    )
+    step.add(
+        "a verification that repeats a short verdict",
+        f"<think>\nLet me check every candidate.\n\n{checks}\n</think>\n\nThe larger "
+        f"number is $\\boxed{{12}}$.{END}",
+        near_miss=True,
     )
     step.add(
         "a list of cases with similar wording",
@@ -300,6 +322,12 @@ def mixed_script_step() -> Step:
         f"<think>\n{CHINESE_REASONING}\n\n{ENGLISH_TAIL}\n</think>\n\n"
         f"所以答案是 $\\boxed{{12}}$。{END}",
         ("mixed_script",),
+    )
+    step.add(
+        "an English term given in Chinese once",
+        f"<think>\nThis is the Chinese remainder theorem (中国剩余定理) in disguise.\n\n"
+        f"{derivation(14, 8)}\n</think>\n\nThe answer is $\\boxed{{12}}$.{END}",
+        near_miss=True,
     )
     step.add(
         "a code block with Chinese comments",
