@@ -15,7 +15,7 @@ Each flag has a one-line reason that states its numbers:
 - `cut`: the response was cut at the length limit (status "truncated", as everywhere);
 - `outlier_length`: response_length beyond Tukey's far-out fences of the step, `length_fence`
   interquartile ranges below the first quartile or above the third, the range taken as at least
-  half the third quartile (the quartiles are of the judged responses: cut and empty ones aside).
+  half the third quartile (the quartiles leave out cut and empty responses, as the flag does).
 
 What each response is judged by is measured once, in the column pass (`measures.py`); the
 thresholds apply here, so changing them costs no re-read. A step's flag context (the answer
@@ -148,11 +148,11 @@ def flag_context(columns: Columns, invalid: Collection[int], rules: FlagRules) -
             answered += bool(bits[r] & ANSWERED)
     lengths = columns.numeric.get("response_length")
     fence = None
-    if lengths is not None:  # the lengths of the responses judged (cut and empty ones aside)
+    if lengths is not None:  # the lengths the flag judges (cut and empty responses aside)
         finite = sorted(
             v
             for r in rows
-            if math.isfinite(v := lengths[r]) and not bits[r] & (EMPTY | NOT_TEXT) and r not in cut
+            if math.isfinite(v := lengths[r]) and not bits[r] & EMPTY and r not in cut
         )
         if finite:
             q1 = finite[max(0, math.ceil(len(finite) / 4) - 1)]

@@ -66,18 +66,19 @@ _RAW_ENDS = tuple(end.encode("unicode_escape") for end in _TEXT_ENDS[:4]) + tupl
     end.encode() for end in _TEXT_ENDS[4:]
 )
 # What is not prose: code, maths, quoted text (a prompt quoted back), block quotes, tool calls.
-_NOT_PROSE = re.compile(
-    r"```.*?(?:```|\Z)|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|\\\[.*?\\\]|\\\(.*?\\\)"
+_NOT_PROSE = re.compile(  # (the lookahead: one test where nothing can start, most places)
+    r"(?=[`$\\\"“«「『<> \t])"
+    r"(?:```.*?(?:```|\Z)|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|\\\[.*?\\\]|\\\(.*?\\\)"
     r"|\"[^\"\n]*\"|“[^”]*”|«[^»]*»|「[^」]*」|『[^』]*』|^[ \t]*>.*$"
     r"|<tool_call>.*?</tool_call>|<code>.*?</code>"
-    r"|</?think>|<\|[^|\n]*\|>|\\[A-Za-z]+",  # markup: tags, special tokens, LaTeX commands
+    r"|</?think>|<\|[^|\n]*\|>|\\[A-Za-z]+)",  # markup: tags, special tokens, LaTeX commands
     re.S | re.M,
 )
 # Writing systems, each counted in units: a word for alphabets (two letters or more: one letter
-# is a variable), a character for CJK (a character is about a word).
+# is a variable), a character for CJK (a character is about a word; found as runs).
 _SCRIPTS = {
     "Latin": re.compile(r"[A-Za-z\u00c0-\u024f]{2,}"),
-    "CJK": re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]"),
+    "CJK": re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+"),
     "Cyrillic": re.compile(r"[\u0400-\u04ff]{2,}"),
     "Greek": re.compile(r"[\u0370-\u03ff]{2,}"),
     "Arabic": re.compile(r"[\u0600-\u06ff]{2,}"),
@@ -85,6 +86,7 @@ _SCRIPTS = {
     "Devanagari": re.compile(r"[\u0900-\u097f]{2,}"),
     "Thai": re.compile(r"[\u0e00-\u0e7f]{2,}"),
 }
+_OTHER_ALPHABETS = re.compile(r"[\u0370-\u06ff\u0900-\u097f\u0e00-\u0e7f]")
 _NON_LATIN = re.compile(
     r"[\u0370-\u06ff\u0900-\u097f\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
 )
@@ -340,7 +342,15 @@ def second_script(text: str) -> tuple[float, str, str, int] | None:
     prose = _NOT_PROSE.sub(" ", text)
     if _NON_LATIN.search(prose) is None:
         return None
-    units = {name: len(pattern.findall(prose)) for name, pattern in _SCRIPTS.items()}
+    # CJK found in runs (a character each), fewer matches than one a character; the other
+    # alphabets only when one of their letters is there (most texts: Latin and CJK only).
+    others = _OTHER_ALPHABETS.search(prose) is not None
+    units = dict.fromkeys(_SCRIPTS, 0)
+    for name, pattern in _SCRIPTS.items():
+        if name == "CJK":
+            units[name] = sum(map(len, pattern.findall(prose)))
+        elif name == "Latin" or others:
+            units[name] = len(pattern.findall(prose))
     ranked = sorted(units.items(), key=lambda item: -item[1])
     total = sum(units.values())
     (main, _), (second, second_units) = ranked[0], ranked[1]

@@ -27,6 +27,7 @@ from rollouts.store import (
 )
 from rollouts.store.columns import Columns
 from rollouts.store.disk.cache import DiskCache
+from rollouts.store.disk.format import FORMAT_VERSION
 from rollouts.store.flags import LENGTH_MIN_IQR, flag_context, flag_marks
 from rollouts.store.jsonio import decode_line
 from rollouts.store.stats import step_stats
@@ -334,7 +335,7 @@ def test_a_damaged_measures_entry_is_a_miss(cached, how):
     path, disk, _ = cached
     (entry_path,) = (disk_path for disk_path in Path(disk.directory).glob("*.msgpack"))
     raw = msgspec.msgpack.decode(entry_path.read_bytes())
-    assert raw["version"] == 4
+    assert raw["version"] == FORMAT_VERSION
     damage_measures(raw, how)
     entry_path.write_bytes(msgspec.msgpack.encode(raw))
     assert disk.load(path.resolve(), FileIdentity.of(path.stat())) is None

@@ -137,6 +137,14 @@ def test_chinese_that_switches_to_english_counts_the_english_words():
     assert share == pytest.approx(units / (units + cjk(fx.CHINESE_REASONING)), abs=1e-4)
 
 
+def test_english_that_switches_to_russian_counts_the_russian_words():
+    russian = "Теперь я продолжу на русском языке, потому что так проще проверить ответ. "
+    share, main, second, units = second_script(fx.ENGLISH_THEN_CHINESE + russian) or (0, "", "", 0)
+    cyrillic = [w for w in russian.split() if len(w.strip(".,")) >= 2]  # "я" is one letter
+    assert (main, second, units) == ("Latin", "Cyrillic", len(cyrillic))
+    assert share == pytest.approx(units / (units + words(fx.ENGLISH_THEN_CHINESE)), abs=1e-4)
+
+
 @pytest.mark.parametrize(
     "text",
     [
