@@ -4,6 +4,7 @@ and its near-misses, Qwen-style responses).
 
     .venv/bin/python bench/flags_precision.py            # steps written to a temp dir, deleted
     .venv/bin/python bench/flags_precision.py --keep /tmp/flagsteps   # keep the JSONL steps
+    .venv/bin/python bench/flags_precision.py --cost     # the measures' cost per sample
 
 The steps are written as the Relax writer writes them and read through the store (`Catalog`:
 the newline scan, the column pass's measures, the step's flag context), as the pages read them.
@@ -67,10 +68,48 @@ def table(results: list[tuple[str, str, frozenset[str], frozenset[str], bool]]) 
     return "\n".join(rows)
 
 
+def cost() -> None:
+    """`measure_response` per sample on healthy responses (docs/performance.md's cost table)."""
+    import json
+    import time
+    import timeit
+
+    import msgspec
+
+    from rollouts.store.measures import measure_response
+    from tests.support import flag_fixtures as fx
+
+    english = "<think>\n" + fx.derivation(5, 14) + "\n</think>\n\nSo the answer is $\\boxed{12}$."
+    big = "<think>\n" + fx.derivation(6, 520) + "\n</think>\n\nSo the answer is $\\boxed{12}$."
+    chinese = "<think>\n" + fx.CHINESE_REASONING * 3 + "\n</think>\n\n所以答案是 $\\boxed{12}$。"
+    long_chinese = (
+        "<think>\n"
+        + (fx.CHINESE_REASONING + fx.CHINESE_WITH_TERMS) * 40
+        + "\n</think>\n\n所以答案是 $\\boxed{12}$。"
+    )
+    cases = {
+        "English, final \\boxed{}": english,
+        "the same, ~30 kB": big,
+        "~1 kB ending in <|im_end|>": english + fx.END,
+        "~30 kB ending in <|im_end|>": big + fx.END,
+        "Chinese, ~1 kB": chinese,
+        "Chinese, ~23 kB": long_chinese,
+    }
+    for name, text in cases.items():
+        raw = msgspec.Raw(json.dumps(text, ensure_ascii=False).encode())
+        timer = timeit.Timer(lambda raw=raw: measure_response(raw, "12"), timer=time.process_time)
+        best = min(timer.repeat(9, 500)) / 500
+        print(f"{name:32s} {len(raw):7,d} bytes {best * 1e6:9.1f} µs")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", type=Path, help="write the steps here and keep them")
+    parser.add_argument("--cost", action="store_true", help="time the measures per sample")
     args = parser.parse_args()
+    if args.cost:
+        cost()
+        return
     if args.keep:
         results = judge(args.keep)
     else:
