@@ -78,15 +78,16 @@ _NOT_PROSE = re.compile(  # (the lookahead: one test where nothing can start, mo
 # is a variable), a character for CJK (a character is about a word; found as runs).
 _SCRIPTS = {
     "Latin": re.compile(r"[A-Za-z\u00c0-\u024f]{2,}"),
-    "CJK": re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+"),
+    "CJK": re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"),
     "Cyrillic": re.compile(r"[\u0400-\u04ff]{2,}"),
     "Greek": re.compile(r"[\u0370-\u03ff]{2,}"),
     "Arabic": re.compile(r"[\u0600-\u06ff]{2,}"),
     "Hebrew": re.compile(r"[\u0590-\u05ff]{2,}"),
     "Devanagari": re.compile(r"[\u0900-\u097f]{2,}"),
     "Thai": re.compile(r"[\u0e00-\u0e7f]{2,}"),
+    "Hangul": re.compile(r"[\uac00-\ud7af]+"),  # Korean: a word (spaced) of syllables
 }
-_OTHER_ALPHABETS = re.compile(r"[\u0370-\u06ff\u0900-\u097f\u0e00-\u0e7f]")
+_OTHER_ALPHABETS = re.compile(r"[\u0370-\u06ff\u0900-\u097f\u0e00-\u0e7f\uac00-\ud7af]")
 _NON_LATIN = re.compile(
     r"[\u0370-\u06ff\u0900-\u097f\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
 )

@@ -295,6 +295,10 @@ ENGLISH_TAIL = (
     "Now I will continue in English because it is easier to verify the remaining steps. "
     "The larger root is the one we want, and it satisfies both equations given above. "
 )
+KOREAN_TAIL = (
+    "이제 두 근을 다시 확인해 보겠습니다. 여덟과 열둘을 더하면 스물이고, 곱하면 아흔여섯입니다. "
+    "따라서 더 큰 수는 열둘입니다. "
+)
 CODE_CHINESE = (
     "```python\nimport numpy as np\n\n# 计算所有满足条件的整数\nvalues = np.arange(1, 100)\n"
     "# 统计能被三或五整除的个数\ncount = ((values % 3 == 0) | (values % 5 == 0)).sum()\n"
@@ -328,6 +332,12 @@ def mixed_script_step() -> Step:
         f"<think>\nThis is the Chinese remainder theorem (中国剩余定理) in disguise.\n\n"
         f"{derivation(14, 8)}\n</think>\n\nThe answer is $\\boxed{{12}}$.{END}",
         near_miss=True,
+    )
+    step.add(
+        "Chinese reasoning that switches to Korean",
+        f"<think>\n{CHINESE_REASONING}\n\n{KOREAN_TAIL}\n</think>\n\n"
+        f"所以答案是 $\\boxed{{12}}$。{END}",
+        ("mixed_script",),
     )
     step.add(
         "a code block with Chinese comments",

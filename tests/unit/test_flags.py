@@ -111,6 +111,9 @@ def test_mixed_script_reasons_count_the_second_script():
     to_english = reasons["Chinese reasoning that switches to English prose"]["mixed_script"]
     words = len(re.findall(r"[A-Za-z]{2,}", fx.ENGLISH_TAIL))
     assert f"of the prose is not CJK ({words} Latin words; the limit is 5%)" in to_english
+    to_korean = reasons["Chinese reasoning that switches to Korean"]["mixed_script"]
+    korean_words = len(fx.KOREAN_TAIL.split())  # spaced words of Hangul syllables
+    assert f"of the prose is not CJK ({korean_words} Hangul words; the limit is 5%)" in to_korean
 
 
 def test_no_answer_states_how_many_of_the_step_answered():
