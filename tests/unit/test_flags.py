@@ -336,6 +336,7 @@ def damage_measures(entry: dict[str, Any], how: str) -> None:
 )
 def test_a_damaged_measures_entry_is_a_miss(cached, how):
     path, disk, _ = cached
+    assert disk.load(path.resolve(), FileIdentity.of(path.stat())) is not None  # sound before
     (entry_path,) = (disk_path for disk_path in Path(disk.directory).glob("*.msgpack"))
     raw = msgspec.msgpack.decode(entry_path.read_bytes())
     assert raw["version"] == FORMAT_VERSION
