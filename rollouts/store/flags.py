@@ -14,7 +14,8 @@ Each flag has a one-line reason that states its numbers:
 - `empty`: the response is missing, null or only whitespace;
 - `cut`: the response was cut at the length limit (status "truncated", as everywhere);
 - `outlier_length`: response_length beyond Tukey's far-out fences of the step, `length_fence`
-  interquartile ranges below the first quartile or above the third (cut responses aside).
+  interquartile ranges below the first quartile or above the third, the range taken as at least
+  half the third quartile (the quartiles leave out cut and empty responses, as the flag does).
 
 What each response is judged by is measured once, in the column pass (`measures.py`); the
 thresholds apply here, so changing them costs no re-read. A step's flag context (the answer
@@ -58,6 +59,10 @@ FLAGS = (
 )
 FLAG_BIT = {name: 1 << i for i, name in enumerate(FLAGS)}
 TRUNCATED = "truncated"  # the status of a response cut at the length limit
+# The length fences' interquartile range is taken as at least this share of the third
+# quartile: in a step of near-equal lengths (198 to 200 tokens) a 217-token response is no
+# outlier, and Tukey's fences alone would say it is.
+LENGTH_MIN_IQR = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,13 +148,17 @@ def flag_context(columns: Columns, invalid: Collection[int], rules: FlagRules) -
             answered += bool(bits[r] & ANSWERED)
     lengths = columns.numeric.get("response_length")
     fence = None
-    if lengths is not None:
-        finite = sorted(v for r in rows if math.isfinite(v := lengths[r]))
+    if lengths is not None:  # the lengths the flag judges (cut and empty responses aside)
+        finite = sorted(
+            v
+            for r in rows
+            if math.isfinite(v := lengths[r]) and not bits[r] & EMPTY and r not in cut
+        )
         if finite:
             q1 = finite[max(0, math.ceil(len(finite) / 4) - 1)]
             q3 = finite[max(0, math.ceil(len(finite) * 3 / 4) - 1)]
-            if q3 > q1:
-                spread = rules.length_fence * (q3 - q1)
+            if q3 > 0:
+                spread = rules.length_fence * max(q3 - q1, q3 * LENGTH_MIN_IQR)
                 fence = [q1, q3, q1 - spread, q3 + spread]
     context: dict[str, Any] = {
         "rules": rules.as_dict(),
@@ -373,7 +382,8 @@ def _reason(
         side, bound = ("above", high) if length > high else ("below", low)
         return (
             f"response_length {n(length)} is {side} the step's fence {n(bound)} "
-            f"(quartiles {n(q1)} and {n(q3)}, {n(rules.length_fence)} x IQR)"
+            f"(quartiles {n(q1)} and {n(q3)}, {n(rules.length_fence)} x IQR, the IQR "
+            f"at least {_percent(LENGTH_MIN_IQR)} of the third quartile)"
         )
     raise KeyError(name)
 

@@ -49,7 +49,14 @@ _MARKERS = (b"boxed", b"fbox", b"nswer>", b"NSWER>")  # an answer's markers, as 
 _PLAIN_BOXED = re.compile(rb"\\\\boxed\{([ -!#-\[\]-z|~]*)\}")  # no braces, escapes, quotes
 _LOOP_MAX_PERIOD = 4000  # a cycle longer than this (in characters) is not looked for
 
+# A chat template's end of turn or text, which a response may keep after its content.
+END_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "<|end|>", "</s>", "<end_of_turn>")
+_END_TOKENS_RAW = frozenset(token.encode() for token in END_TOKENS)
+_END_TOKEN_MAX_BYTES = max(map(len, _END_TOKENS_RAW))
+_ESCAPED_SPACES = (b"\\n", b"\\t", b"\\r")  # a newline, a tab, a return as JSON writes them
+
 _decoder = msgspec.json.Decoder(str)
+_encoder = msgspec.json.Encoder()
 BACKSLASH = b"\\"
 NEWLINE = b"\\n"  # a newline as JSON writes it
 BOXED_RAW = b"\\\\boxed{"  # `\\boxed{` as JSON writes it
@@ -59,24 +66,28 @@ _RAW_ENDS = tuple(end.encode("unicode_escape") for end in _TEXT_ENDS[:4]) + tupl
     end.encode() for end in _TEXT_ENDS[4:]
 )
 # What is not prose: code, maths, quoted text (a prompt quoted back), block quotes, tool calls.
-_NOT_PROSE = re.compile(
-    r"```.*?(?:```|$)|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|\\\[.*?\\\]|\\\(.*?\\\)"
+_NOT_PROSE = re.compile(  # (the lookahead: one test where nothing can start, most places)
+    r"(?=[`$\\\"“«「『<> \t])"
+    r"(?:```.*?(?:```|\Z)|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|\\\[.*?\\\]|\\\(.*?\\\)"
     r"|\"[^\"\n]*\"|“[^”]*”|«[^»]*»|「[^」]*」|『[^』]*』|^[ \t]*>.*$"
-    r"|<tool_call>.*?</tool_call>|<code>.*?</code>",
+    r"|<tool_call>.*?</tool_call>|<code>.*?</code>"
+    r"|</?think>|<\|[^|\n]*\|>|\\[A-Za-z]+)",  # markup: tags, special tokens, LaTeX commands
     re.S | re.M,
 )
 # Writing systems, each counted in units: a word for alphabets (two letters or more: one letter
-# is a variable), a character for CJK (a character is about a word).
+# is a variable), a character for CJK (a character is about a word; found as runs).
 _SCRIPTS = {
     "Latin": re.compile(r"[A-Za-z\u00c0-\u024f]{2,}"),
-    "CJK": re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]"),
+    "CJK": re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"),
     "Cyrillic": re.compile(r"[\u0400-\u04ff]{2,}"),
     "Greek": re.compile(r"[\u0370-\u03ff]{2,}"),
     "Arabic": re.compile(r"[\u0600-\u06ff]{2,}"),
     "Hebrew": re.compile(r"[\u0590-\u05ff]{2,}"),
     "Devanagari": re.compile(r"[\u0900-\u097f]{2,}"),
     "Thai": re.compile(r"[\u0e00-\u0e7f]{2,}"),
+    "Hangul": re.compile(r"[\uac00-\ud7af]+"),  # Korean: a word (spaced) of syllables
 }
+_OTHER_ALPHABETS = re.compile(r"[\u0370-\u06ff\u0900-\u097f\u0e00-\u0e7f\uac00-\ud7af]")
 _NON_LATIN = re.compile(
     r"[\u0370-\u06ff\u0900-\u097f\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]"
 )
@@ -94,7 +105,13 @@ def measure_response(response: Any, label: Any) -> tuple[int, dict[str, list] | 
         return EMPTY, None
     if not isinstance(response, str):
         return NOT_TEXT, None
-    return _measure_text(response, label)
+    # A lenient line's response: measured as its JSON bytes, so by the same cheap checks (and
+    # windows) as a strict line's, to the same measures.
+    try:
+        raw = _encoder.encode(response)
+    except (msgspec.EncodeError, UnicodeEncodeError):  # a lone surrogate: measured as text
+        return _measure_text(response, label)
+    return _measure_raw(raw, label)
 
 
 def _measure_raw(raw: bytes, label: Any) -> tuple[int, dict[str, list] | None]:
@@ -110,8 +127,11 @@ def _measure_raw(raw: bytes, label: Any) -> tuple[int, dict[str, list] | None]:
     boxed_late = raw.find(b"boxed", tail) >= 0
     tagged_late = raw.find(b"nswer>", tail) >= 0
     anywhere = boxed_late or tagged_late or any(marker in raw for marker in _MARKERS)
-    end = raw[size - 1 - _TAIL_BYTES : size - 1]
-    loops = raw.count(end, max(0, size - _LOOP_WINDOW_BYTES)) >= LOOP_FLOOR_REPEATS
+    stop = size - 1  # the closing quote; a chat template's end token before it is no content
+    if raw[stop - 1] == 62:  # ">"
+        stop = _before_end_tokens(raw, stop)
+    end = raw[max(1, stop - _TAIL_BYTES) : stop]
+    loops = raw.count(end, max(0, stop - _LOOP_WINDOW_BYTES)) >= LOOP_FLOOR_REPEATS
     repeats = size >= _PROBE_MIN_BYTES and _probes_repeat(raw)
     if not (other_script or anywhere or loops or repeats):
         return 0, None
@@ -132,6 +152,27 @@ def _measure_raw(raw: bytes, label: Any) -> tuple[int, dict[str, list] | None]:
     if not text.strip():
         return EMPTY, None
     return bits, _text_measures(text, loops, repeats, other_script)
+
+
+def _before_end_tokens(raw: bytes, stop: int) -> int:
+    """Where the response's content ends in `raw` (up to `stop`): before the chat template's
+    end tokens it ends with (`<|im_end|>`, `</s>`...), which a loop is not looked for in."""
+    while stop > 1 and raw[stop - 1] == 62:  # ">"
+        if raw.endswith(b"<|im_end|>", 0, stop):  # Qwen's, the most common
+            stop -= 10
+        else:
+            start = raw.rfind(b"<", max(1, stop - _END_TOKEN_MAX_BYTES), stop)
+            if start < 0 or raw[start:stop] not in _END_TOKENS_RAW:
+                break
+            stop = start
+        while stop > 2:  # and the whitespace before it
+            if raw[stop - 1] == 32:
+                stop -= 1
+            elif raw[stop - 2 : stop] in _ESCAPED_SPACES and raw[stop - 3] != 92:  # not "\\n"
+                stop -= 2
+            else:
+                break
+    return stop
 
 
 def _probes_repeat(raw: bytes) -> bool:
@@ -211,7 +252,7 @@ def _text_measures(
 ) -> dict[str, list] | None:
     stripped = text.strip()
     measures: dict[str, list] = {}
-    loop = tail_loop(stripped) if loops else None
+    loop = tail_loop(without_end_tokens(text)) if loops else None
     if loop is not None:
         measures["loop"] = list(loop)
     repeat = repeated_share(stripped) if repeats else None
@@ -223,23 +264,44 @@ def _text_measures(
     return measures or None
 
 
+def without_end_tokens(text: str) -> str:
+    """`text` without the chat template's end tokens it ends with (and the space between)."""
+    while True:
+        stripped = text.rstrip()
+        token = next((t for t in END_TOKENS if stripped.endswith(t)), None)
+        if token is None:
+            return text
+        text = stripped[: -len(token)]
+
+
 def tail_loop(text: str) -> tuple[int, int] | None:
     """(cycle length in characters, repeats) of the cycle `text` ends in, when it repeats at
-    least LOOP_FLOOR_REPEATS times over LOOP_FLOOR_CHARS characters; the shortest such cycle."""
-    size = len(text)
+    least LOOP_FLOOR_REPEATS times over LOOP_FLOOR_CHARS characters; the shortest such cycle.
+    The repeats are the whole cycles in the longest end of `text` that has the cycle as its
+    period, wherever the cycle starts (`prefix + unit * n` repeats `n` times, also when the
+    text's trailing whitespace is cut)."""
+    body = text.rstrip()
+    size = len(body)
     probe = min(_TAIL_BYTES, size // LOOP_FLOOR_REPEATS)
     if probe < 1:
         return None
-    tail = text[size - probe :]
-    earlier = text.rfind(tail, max(0, size - probe - _LOOP_MAX_PERIOD), size - 1)
+    tail = body[size - probe :]
+    earlier = body.rfind(tail, max(0, size - probe - _LOOP_MAX_PERIOD), size - 1)
     if earlier < 0:
         return None
     period = size - probe - earlier
-    unit = text[size - period :]
-    repeats, end = 1, size - period
-    while end >= period and text.startswith(unit, end - period):
-        repeats += 1
-        end -= period
+    unit = body[size - period :]
+    start = size - period
+    while start >= period and body.startswith(unit, start - period):
+        start -= period
+    while start > 0 and body[start - 1] == body[start - 1 + period]:  # a part of a cycle
+        start -= 1
+    run = size - start
+    for k, char in enumerate(text[size : size + period]):  # trailing whitespace of the cycle
+        if char != body[size - period + k]:
+            break
+        run += 1
+    repeats = run // period
     if repeats < LOOP_FLOOR_REPEATS or repeats * period < LOOP_FLOOR_CHARS:
         return None
     return period, repeats
@@ -262,6 +324,7 @@ def _repeats(text: Any, ends: tuple, stop: Any) -> tuple[float, list[int]]:
     each made `stop` first), C-speed splitting and counting."""
     if not text:
         return 0.0, []
+    text += ends[3]  # a newline: the last sentence ends as the others do ("Again." is "Again")
     for end in ends:
         text = text.replace(end, stop)
     counts = Counter(text.split(stop))
@@ -280,7 +343,15 @@ def second_script(text: str) -> tuple[float, str, str, int] | None:
     prose = _NOT_PROSE.sub(" ", text)
     if _NON_LATIN.search(prose) is None:
         return None
-    units = {name: len(pattern.findall(prose)) for name, pattern in _SCRIPTS.items()}
+    # CJK found in runs (a character each), fewer matches than one a character; the other
+    # alphabets only when one of their letters is there (most texts: Latin and CJK only).
+    others = _OTHER_ALPHABETS.search(prose) is not None
+    units = dict.fromkeys(_SCRIPTS, 0)
+    for name, pattern in _SCRIPTS.items():
+        if name == "CJK":
+            units[name] = sum(map(len, pattern.findall(prose)))
+        elif name == "Latin" or others:
+            units[name] = len(pattern.findall(prose))
     ranked = sorted(units.items(), key=lambda item: -item[1])
     total = sum(units.values())
     (main, _), (second, second_units) = ranked[0], ranked[1]
