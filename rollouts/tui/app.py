@@ -37,6 +37,7 @@ from .progress import ColumnProgress
 from .search import SearchScreen
 from .session import Session
 from .sidebar import Sidebar
+from .text import flags_line
 
 T = TypeVar("T")
 
@@ -51,6 +52,7 @@ class RolloutsApp(App[None]):
         Binding("P", "step(-1)", "prev step"),
         Binding("b", "switch_bucket", "bucket"),
         Binding("f", "find", "find"),
+        Binding("F", "next_flagged", "next flagged"),
         Binding("slash", "search", "search steps"),
         Binding("enter", "find_next", "next match", show=False),
         Binding("escape", "clear_find", "clear", show=False),
@@ -87,6 +89,7 @@ class RolloutsApp(App[None]):
                 yield FindBar(id="findbar")
                 yield LearningLine(session, self.reading_of, id="learning")
                 yield Label("", id="status")
+                yield Label("", id="flags")
                 yield ColumnProgress(self.session)
                 yield SamplePane()
         yield Footer()
@@ -175,6 +178,7 @@ class RolloutsApp(App[None]):
             self._show_message(str(exc))
             return
         pane.show(present_sample(sample, session.mask, warnings), line)
+        self._show_flags()
         if warnings:
             self._set_status(f"line {line}: " + "; ".join(warnings))
         self._sidebar().sync_fields(session.keys(sample), self.hidden_fields)
@@ -182,6 +186,16 @@ class RolloutsApp(App[None]):
         self._update_title()
         if not keep_scroll:
             pane.edge(bottom=False)
+
+    def _show_flags(self) -> None:
+        """The shown sample's flags with their reasons, one line; nothing when it has none."""
+        flags = self.session.flags()
+        label = self.query_one("#flags", Label)
+        if flags is None:
+            label.update("flags: after indexing")
+        else:
+            label.update(flags_line(flags))
+        label.display = flags is None or bool(flags)
 
     def _render_view(self) -> None:
         pane, find = self._pane(), self._find_bar()
@@ -225,6 +239,12 @@ class RolloutsApp(App[None]):
         sort_key = str(event.value)
         if sort_key != self.session.selection.sort_key:
             self._reorder(lambda: self.session.set_sort(sort_key))
+
+    @on(Select.Changed, "#flag")
+    def _flag_chosen(self, event: Select.Changed) -> None:
+        flag = str(event.value) or None
+        if flag != self.session.flag:
+            self._reorder(lambda: self.session.set_flag(flag))
 
     @on(Select.Changed, "#dataset")
     def _dataset_chosen(self, event: Select.Changed) -> None:
@@ -319,6 +339,15 @@ class RolloutsApp(App[None]):
     # -- actions -------------------------------------------------------------------------
     def action_move(self, delta: int) -> None:
         if self.session.move(delta):
+            self._show_sample()
+
+    def action_next_flagged(self) -> None:
+        found = self.session.next_flagged()
+        if found is None:
+            self._set_status("flags: after indexing")
+        elif not found:
+            self._set_status("no flagged sample here")
+        else:
             self._show_sample()
 
     def action_step(self, delta: int) -> None:
