@@ -15,23 +15,27 @@ from .tokens import ENDOFTEXT, IM_END, count_tokens, draw_log_probs, draw_token_
 MAX_RESPONSE_LENGTH = 4096
 STATUSES, STATUS_WEIGHTS = ("completed", "truncated", "aborted", "failed"), (91, 6, 2.5, 0.5)
 
+# Every sentence (and every part of one a sentence end splits off) carries its own numbers, so a
+# long response does not say the same sentence three times: that is the `repeats` flag's sign of
+# a degenerate sample, which healthy demo samples must not show. Eight English and six Chinese
+# templates, as many as the draws (`rng.choice`) have always been made over.
 _EN_STEPS = (
-    "First, let me restate what we need to find.",
-    "The quantities given are {a} and {b}, so I start by combining them.",
-    "Half of {a} is $\\frac{{{a}}}{{2}}$, which will be useful later.",
+    "First, let me restate what we need to find from {a} and {b}.",
+    "The quantities given are {a} and {b}, so combining them gives {s}.",
+    "Half of {a} is $\\frac{{{a}}}{{2}}$, which will be useful when {b} comes in.",
     "So far we have ${a} + {b} = {s}$.",
-    "Wait, that does not look right. Let me recompute more carefully.",
-    "Let me double-check by working backwards from the candidate answer.",
-    "Alternatively, write $x = {a} \\cdot {b}$ and simplify step by step.",
-    "Hmm, I should make sure I am not double counting anything here.",
+    "Wait, {s} does not look right for {a} and {b}, so let me recompute it more carefully.",
+    "Let me double-check {s} by working backwards from {a} and {b}.",
+    "Alternatively, write $x = {a} \\cdot {b}$ and simplify it step by step.",
+    "Hmm, I should make sure that {a} and {b} are not counted twice in {s}.",
 )
 _ZH_STEPS = (
-    "首先，我们来理解题目的意思。",
-    "设未知数为 $x$，根据题意列出方程。",
+    "首先，我们来理解题目里的 {a} 和 {b}。",
+    "设未知数为 $x$，根据题意列出方程 $x - {a} = {b}$。",
     "计算 ${a} + {b} = {s}$，这一步没有问题。",
-    "等一下，我再检查一遍 🤔",
+    "等一下，我再检查一遍 {a} 和 {b} 🤔",
     "所以中间结果是 $\\frac{{{a}}}{{{b}}}$。",
-    "嗯，这样算下来应该是对的 ✅",
+    "嗯，{s} 这样算下来应该是对的 ✅",
 )
 
 

@@ -17,14 +17,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import (
-    Footer,
-    Header,
-    Input,
-    Label,
-    Select,
-    SelectionList,
-)
+from textual.widgets import Footer, Header, Input, Label, Select, SelectionList
 from textual.worker import get_current_worker
 
 from ..presentation import present_sample
@@ -32,12 +25,11 @@ from ..store import IndexCache, StepIndex, StoreError
 from .find import FindBar
 from .history import History, PromptHistory, prompt_history
 from .learning import LearningLine, ReadingOf
-from .pane import SamplePane
+from .pane import FlagsLine, SamplePane
 from .progress import ColumnProgress
 from .search import SearchScreen
 from .session import Session
 from .sidebar import Sidebar
-from .text import flags_line
 
 T = TypeVar("T")
 
@@ -89,7 +81,7 @@ class RolloutsApp(App[None]):
                 yield FindBar(id="findbar")
                 yield LearningLine(session, self.reading_of, id="learning")
                 yield Label("", id="status")
-                yield Label("", id="flags")
+                yield FlagsLine()
                 yield ColumnProgress(self.session)
                 yield SamplePane()
         yield Footer()
@@ -178,7 +170,7 @@ class RolloutsApp(App[None]):
             self._show_message(str(exc))
             return
         pane.show(present_sample(sample, session.mask, warnings), line)
-        self._show_flags()
+        self.query_one(FlagsLine).show(session.flags())
         if warnings:
             self._set_status(f"line {line}: " + "; ".join(warnings))
         self._sidebar().sync_fields(session.keys(sample), self.hidden_fields)
@@ -186,16 +178,6 @@ class RolloutsApp(App[None]):
         self._update_title()
         if not keep_scroll:
             pane.edge(bottom=False)
-
-    def _show_flags(self) -> None:
-        """The shown sample's flags with their reasons, one line; nothing when it has none."""
-        flags = self.session.flags()
-        label = self.query_one("#flags", Label)
-        if flags is None:
-            label.update("flags: after indexing")
-        else:
-            label.update(flags_line(flags))
-        label.display = flags is None or bool(flags)
 
     def _render_view(self) -> None:
         pane, find = self._pane(), self._find_bar()
@@ -343,12 +325,10 @@ class RolloutsApp(App[None]):
 
     def action_next_flagged(self) -> None:
         found = self.session.next_flagged()
-        if found is None:
-            self._set_status("flags: after indexing")
-        elif not found:
-            self._set_status("no flagged sample here")
-        else:
+        if found:
             self._show_sample()
+        else:
+            self._set_status("flags: after indexing" if found is None else "no flagged sample here")
 
     def action_step(self, delta: int) -> None:
         if self.session.move_step(delta):
