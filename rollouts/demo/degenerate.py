@@ -18,9 +18,6 @@ rewards, statuses and lengths, which stay as they were):
 ``truncated``) occur on their own.
 """
 
-# Seeded `random` is the point here.
-# ruff: noqa: S311
-
 from __future__ import annotations
 
 import random
@@ -125,8 +122,8 @@ def place_degenerate(
     for i in take(lambda r: _answer(r) is not None and "\n\n" in r["response"]):
         _retext(rng, records[i], _mixed(rng, records[i]["response"]))
     for i in take(lambda r: rewarded(1.0)(r) and answered(True)(r)):
-        wrong = str(int(records[i]["label"]) + 1)
-        _retext(rng, records[i], _swap_answer(records[i]["response"], wrong))
+        other = str(int(records[i]["label"]) + 1)
+        _retext(rng, records[i], _swap_answer(records[i]["response"], other))
     for i in take(lambda r: rewarded(0.0)(r) and answered(False)(r)):
         _retext(rng, records[i], _swap_answer(records[i]["response"], records[i]["label"]))
     for i in take(lambda r: _answer(r) is not None and "\n\n" in r["response"]):

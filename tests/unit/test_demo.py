@@ -52,7 +52,8 @@ def loop_times(text: str) -> int:
 
 def repeated_sentences(text: str) -> dict[str, int]:
     """The sentences and lines of 16 characters or more said three times or more (the
-    `repeats` flag's pieces: cut after ". ", "? ", "! ", a line end, "。", "！", "？")."""
+    `repeats` flag's pieces: cut after ". ", "? ", "! ", a line end, and the fullwidth full
+    stop, exclamation and question marks)."""
     pieces = re.split(r"(?<=[.?!])\s+|\n|(?<=[\u3002\uff01\uff1f])", text)
     counts: dict[str, int] = defaultdict(int)
     for piece in pieces:
@@ -635,22 +636,13 @@ def test_every_train_step_shows_each_flag_on_the_samples_made_to_have_it(
         assert len(looping) == demo.CURVES["rise"].loops(step, STEPS) == 1
         assert counts[step]["repeats"] == len(looping)
         # One English response goes on in Chinese.
-        mixed = [r for r in records if "\\boxed{" in r["response"] and "我换一种方法" in r["response"]]
+        mixed = [
+            r for r in records if "\\boxed{" in r["response"] and "我换一种方法" in r["response"]
+        ]
         assert len(mixed) == counts[step]["mixed_script"] == 1
 
 
-def test_reward_disagrees_pairs_keep_the_step_s_mean_reward(run: Path, train: dict) -> None:
-    for records in train.values():
-        for r in records:
-            if not isinstance(r["reward"], float) or r["status"] != "completed":
-                continue
-            boxed = re.findall(r"\\boxed\{(\d+)\}", r["response"])
-            if not boxed or not str(r["label"]).isdigit():
-                continue
-            if boxed[-1] == r["label"]:
-                continue
-            # A wrong answer: rewarded 0 but for the one pair member made to disagree.
-            assert r["reward"] in (0.0, 1.0)
+def test_reward_disagrees_comes_in_a_pair_one_each_way(train: dict) -> None:
     latest = train[STEPS - 1]
     disagree = [
         r
