@@ -117,15 +117,18 @@ def place_degenerate(
         reward = r["reward"]
         return (reward.get("acc") if isinstance(reward, dict) else reward) == 0.0
 
+    # The pair first (both or neither), as the other kinds may take its candidates.
+    said_right = [i for i in order if rewarded(1.0)(records[i]) and answered(True)(records[i])]
+    said_wrong = [i for i in order if rewarded(0.0)(records[i]) and answered(False)(records[i])]
+    if said_right and said_wrong:
+        up, down = records[said_right[0]], records[said_wrong[0]]
+        used.update((said_right[0], said_wrong[0]))
+        _retext(rng, up, _swap_answer(up["response"], str(int(up["label"]) + 1)))
+        _retext(rng, down, _swap_answer(down["response"], down["label"]))
     for i in take(lambda r: wrong(r) and r["status"] == "completed", loops):
         _retext(rng, records[i], _loop(rng, records[i]))
     for i in take(lambda r: _answer(r) is not None and "\n\n" in r["response"]):
         _retext(rng, records[i], _mixed(rng, records[i]["response"]))
-    for i in take(lambda r: rewarded(1.0)(r) and answered(True)(r)):
-        other = str(int(records[i]["label"]) + 1)
-        _retext(rng, records[i], _swap_answer(records[i]["response"], other))
-    for i in take(lambda r: rewarded(0.0)(r) and answered(False)(r)):
-        _retext(rng, records[i], _swap_answer(records[i]["response"], records[i]["label"]))
     for i in take(lambda r: _answer(r) is not None and "\n\n" in r["response"]):
         _retext(rng, records[i], _long(rng, records[i]["response"]))
     if not any(r["response"] == "" for r in records):
