@@ -16,7 +16,16 @@ from textual.widgets import Label, Select
 from rollouts.tui.app import RolloutsApp
 from rollouts.tui.session import Session
 from tests.support.data import sample
-from tests.tui.test_app import drive, go_to, label_text, press, settle, shown_index, walk
+from tests.tui.test_app import (
+    drive,
+    go_to,
+    label_text,
+    press,
+    settle,
+    shown_index,
+    view_text,
+    walk,
+)
 
 pytestmark = pytest.mark.tui
 
@@ -154,5 +163,24 @@ def test_next_flagged_says_so_when_nothing_is_flagged(write_step, data_dir) -> N
         assert shown_index(app) == 0
         assert "no flagged sample" in str(app.query_one("#status", Label).render())
         assert flags_label(app) == ""
+
+    drive(RolloutsApp(data_dir), scenario)
+
+
+def test_a_flag_no_sample_has_says_so_and_lifting_it_brings_them_back(write_step, data_dir) -> None:
+    records, expected = flagged_step()
+    write_step("train", 0, records)
+    flagged = set().union(*expected.values())
+    absent = next(n for n in ("mixed_script", "outlier_length") if n not in flagged)
+
+    async def scenario(app: RolloutsApp, pilot: Pilot) -> None:
+        app.query_one("#flag", Select).value = absent
+        await settle(app, pilot)
+        assert app.session.total == 0
+        assert f"is flagged {absent}" in view_text(app)
+        app.query_one("#flag", Select).value = ""
+        await settle(app, pilot)
+        assert app.session.total == len(records)
+        assert shown_index(app) == records[0]["sample_index"]
 
     drive(RolloutsApp(data_dir), scenario)
