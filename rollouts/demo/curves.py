@@ -1,5 +1,6 @@
-"""How a demo run changes over its steps: the accuracy of completed answers and the share of
-truncated ones, as functions of (step, steps), and the status weights they give each step."""
+"""How a demo run changes over its steps: the accuracy of completed answers, the share of
+truncated ones and the number of looping ones, as functions of (step, steps), and the status
+weights they give each step."""
 
 from __future__ import annotations
 
@@ -34,15 +35,21 @@ def _longer_answers(step: int, steps: int) -> float:
     return _TRUNCATED + 64 * max(0.0, 2 * _progress(step, steps) - 1)
 
 
+def _more_loops(step: int, steps: int) -> int:
+    # In the second half, more and more responses end in a loop: from 1 to 7 a step.
+    return 1 + round(6 * max(0.0, 2 * _progress(step, steps) - 1))
+
+
 class Curve(NamedTuple):
     accuracy: Callable[[int, int], float]  # (step, steps) -> P(correct) of a completed answer
     truncated: Callable[[int, int], float] = lambda step, steps: _TRUNCATED  # per cent
+    loops: Callable[[int, int], int] = lambda step, steps: 1  # responses ending in a loop
 
 
 CURVES = {
     "rise": Curve(_accuracy),
     "plateau": Curve(_plateau),
-    "collapse": Curve(_collapse, _longer_answers),
+    "collapse": Curve(_collapse, _longer_answers, _more_loops),
 }
 
 

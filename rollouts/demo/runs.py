@@ -9,7 +9,9 @@ Fixed placements, in every curve, so that tests and docs can point at them (``wr
   ``train_steps // 2`` (step 6 by default), except failed samples, whose reward is null;
 - an empty response (status ``aborted``): train step 0, sample_index 0;
 - label ``0`` (an int) on group 1 and label ``""`` on group 2 of train step 0;
-- a ``failed`` sample: the last sample of the last train step (others occur at random).
+- a ``failed`` sample: the last sample of the last train step (others occur at random);
+- degenerate samples, one or more of each flag, on other samples of every train step
+  (``degenerate``), chosen by the step's own generator.
 """
 
 # Seeded `random` is the point here.
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .curves import CURVES, Curve, status_weights
+from .degenerate import place_degenerate
 from .prompts import (
     EVAL_DATASETS,
     PROBLEMS_BY_DATASET,
@@ -144,6 +147,12 @@ def _train_records(
             records.append(record)
     if step == min(1, steps - 1):
         records[min(3, samples - 1)]["reward"] = math.nan
+    # The fixed placements above stay as they are (the labels 0 and "" are groups 1 and 2).
+    kept = {0, min(3, samples - 1), samples - 1}
+    if step == 0:
+        kept.update(range(group_size, min(samples, 3 * group_size)))
+    flagged = random.Random(f"{seed}:degenerate:{step}")
+    place_degenerate(records, flagged, curve.loops(step, steps), kept)
     return records
 
 

@@ -15,24 +15,36 @@ from .tokens import ENDOFTEXT, IM_END, count_tokens, draw_log_probs, draw_token_
 MAX_RESPONSE_LENGTH = 4096
 STATUSES, STATUS_WEIGHTS = ("completed", "truncated", "aborted", "failed"), (91, 6, 2.5, 0.5)
 
+# Every sentence (and every part of one a sentence end splits off) carries its own numbers, so a
+# long response does not say the same sentence three times: that is the `repeats` flag's sign of
+# a degenerate sample, which healthy demo samples must not show. Each template is as long, in
+# ASCII and in other characters, as the one it replaced for every draw: {p}, {q} and {r} are
+# three digits ({P} and {Q} in Chinese digits), so responses keep their token counts and every
+# later draw of a step (token ids, statuses, rewards) stays what it was. As many templates as
+# the draws (`rng.choice`) have always been made over: eight English, six Chinese.
 _EN_STEPS = (
-    "First, let me restate what we need to find.",
-    "The quantities given are {a} and {b}, so I start by combining them.",
-    "Half of {a} is $\\frac{{{a}}}{{2}}$, which will be useful later.",
+    "First, we restate what {p} and {q} give us.",
+    "The quantities given are {a} and {b}, so I start from {r} as a sum.",
+    "Half of {a} is $\\frac{{{a}}}{{2}}$, which helps with {q} later.",
     "So far we have ${a} + {b} = {s}$.",
-    "Wait, that does not look right. Let me recompute more carefully.",
-    "Let me double-check by working backwards from the candidate answer.",
-    "Alternatively, write $x = {a} \\cdot {b}$ and simplify step by step.",
-    "Hmm, I should make sure I am not double counting anything here.",
+    "Wait, {r} doesn't look right, so I recompute {p} with more care.",
+    "Let me double-check {r} by working backwards from {p} and from {q}.",
+    "Alternatively, write $x = {a} \\cdot {b}$ and simplify it in stages.",
+    "Hmm, I should not count {p} or {q} twice while we work out {r}.",
 )
 _ZH_STEPS = (
-    "首先，我们来理解题目的意思。",
-    "设未知数为 $x$，根据题意列出方程。",
+    "首先，来理解{P}和{Q}。",
+    "设 $x$，由{P}和{Q}列出方程。",
     "计算 ${a} + {b} = {s}$，这一步没有问题。",
-    "等一下，我再检查一遍 🤔",
+    "等下，{P}和{Q} 🤔",
     "所以中间结果是 $\\frac{{{a}}}{{{b}}}$。",
-    "嗯，这样算下来应该是对的 ✅",
+    "嗯，{P}和{Q}是对的 ✅",
 )
+_ZH_DIGITS = "〇一二三四五六七八九"
+
+
+def _zh_number(n: int) -> str:
+    return "".join(_ZH_DIGITS[int(d)] for d in str(n))
 
 
 def make_reasoning(rng: random.Random, zh: bool, sentences: int) -> str:
@@ -40,7 +52,12 @@ def make_reasoning(rng: random.Random, zh: bool, sentences: int) -> str:
     out = []
     for _ in range(sentences):
         a, b = rng.randint(2, 99), rng.randint(2, 99)
-        out.append(rng.choice(_ZH_STEPS if zh else _EN_STEPS).format(a=a, b=b, s=a + b))
+        p, q = a + 100, b + 100
+        out.append(
+            rng.choice(_ZH_STEPS if zh else _EN_STEPS).format(
+                a=a, b=b, s=a + b, p=p, q=q, r=a + b + 100, P=_zh_number(p), Q=_zh_number(q)
+            )
+        )
     return ("" if zh else " ").join(out)
 
 

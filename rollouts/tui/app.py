@@ -17,14 +17,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import (
-    Footer,
-    Header,
-    Input,
-    Label,
-    Select,
-    SelectionList,
-)
+from textual.widgets import Footer, Header, Input, Label, Select, SelectionList
 from textual.worker import get_current_worker
 
 from ..presentation import present_sample
@@ -32,7 +25,7 @@ from ..store import IndexCache, StepIndex, StoreError
 from .find import FindBar
 from .history import History, PromptHistory, prompt_history
 from .learning import LearningLine, ReadingOf
-from .pane import SamplePane
+from .pane import FlagsLine, SamplePane
 from .progress import ColumnProgress
 from .search import SearchScreen
 from .session import Session
@@ -51,6 +44,7 @@ class RolloutsApp(App[None]):
         Binding("P", "step(-1)", "prev step"),
         Binding("b", "switch_bucket", "bucket"),
         Binding("f", "find", "find"),
+        Binding("F", "next_flagged", "next flagged"),
         Binding("slash", "search", "search steps"),
         Binding("enter", "find_next", "next match", show=False),
         Binding("escape", "clear_find", "clear", show=False),
@@ -87,6 +81,7 @@ class RolloutsApp(App[None]):
                 yield FindBar(id="findbar")
                 yield LearningLine(session, self.reading_of, id="learning")
                 yield Label("", id="status")
+                yield FlagsLine()
                 yield ColumnProgress(self.session)
                 yield SamplePane()
         yield Footer()
@@ -175,6 +170,7 @@ class RolloutsApp(App[None]):
             self._show_message(str(exc))
             return
         pane.show(present_sample(sample, session.mask, warnings), line)
+        self.query_one(FlagsLine).show(session.flags())
         if warnings:
             self._set_status(f"line {line}: " + "; ".join(warnings))
         self._sidebar().sync_fields(session.keys(sample), self.hidden_fields)
@@ -225,6 +221,12 @@ class RolloutsApp(App[None]):
         sort_key = str(event.value)
         if sort_key != self.session.selection.sort_key:
             self._reorder(lambda: self.session.set_sort(sort_key))
+
+    @on(Select.Changed, "#flag")
+    def _flag_chosen(self, event: Select.Changed) -> None:
+        flag = str(event.value) or None
+        if flag != self.session.flag:
+            self._reorder(lambda: self.session.set_flag(flag))
 
     @on(Select.Changed, "#dataset")
     def _dataset_chosen(self, event: Select.Changed) -> None:
@@ -320,6 +322,13 @@ class RolloutsApp(App[None]):
     def action_move(self, delta: int) -> None:
         if self.session.move(delta):
             self._show_sample()
+
+    def action_next_flagged(self) -> None:
+        found = self.session.next_flagged()
+        if found:
+            self._show_sample()
+        else:
+            self._set_status("flags: after indexing" if found is None else "no flagged sample here")
 
     def action_step(self, delta: int) -> None:
         if self.session.move_step(delta):

@@ -1,4 +1,5 @@
-"""The main pane: one presented sample as plain text or a table, its find matches, and scrolling.
+"""The main pane: one presented sample as plain text or a table, its find matches, and scrolling;
+above it, the sample's flags (`FlagsLine`).
 
 The app decides what to show (`show`) and with which fields hidden; the pane renders it, marks
 the matches of the find query, and scrolls (to a match, a page, an edge).
@@ -11,13 +12,25 @@ from collections.abc import Collection
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.widgets import Label, Static
 
 from ..presentation import PresentedSample
 from .find import find_matches, highlight, rows_above
-from .text import sample_table, sample_text
+from .text import flags_line, sample_table, sample_text
 
 CONTEXT_ROWS = 3  # rows shown above a match scrolled to
+
+
+class FlagsLine(Label):
+    """The shown sample's flags with their reasons, above it; hidden when it has none."""
+
+    def __init__(self) -> None:
+        super().__init__("", id="flags")
+
+    def show(self, flags: list[dict[str, str]] | None) -> None:
+        """`flags` as `Session.flags` gives them (None: the columns are not built yet)."""
+        self.update("flags: after indexing" if flags is None else flags_line(flags))
+        self.display = flags is None or bool(flags)
 
 
 class SamplePane(VerticalScroll):

@@ -7,6 +7,7 @@ second on a 1 GB file) and reads the results from its own thread; everything slo
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from ..presentation import compile_mask, format_bytes, with_verdict
 from ..store import (
     EVERYTHING,
+    FLAGS,
     Catalog,
     History,
     IndexCache,
@@ -133,8 +135,10 @@ class Session:
         self._at_top = not index.columns_ready
 
     def build_columns(self, index: StepIndex) -> None:
-        """Decode the columns (seconds on a 1 GB step)."""
+        """Decode the columns (seconds on a 1 GB step), then the statistics the flags are
+        judged by, so showing a sample's flags on the app's thread costs no pass over the step."""
         self.catalog.columns(index)
+        self.catalog.stats(index)
 
     def reorder(self) -> None:
         """Recompute the ordering (columns arrived, sort or filter changed), keeping the sample."""
@@ -186,6 +190,47 @@ class Session:
     def set_dataset(self, dataset: str | None) -> None:
         self.selection = self.selection.filtered("dataset", dataset)
         self.reorder()
+
+    @property
+    def flag(self) -> str | None:
+        return self.selection.flag
+
+    def set_flag(self, flag: str | None) -> None:
+        """Only the samples with `flag` (None: every sample); applied once the columns exist."""
+        self.selection = dataclasses.replace(self.selection, flag=flag)
+        self.reorder()
+
+    def flag_choices(self) -> list[tuple[str, str]]:
+        """(label, flag) of "all samples" and of each flag, with the step's count once known."""
+        counts: dict[str, int] = {}
+        if self.index is not None and self.columns_ready:
+            counts = self.catalog.stats(self.index)["flags"]["counts"]
+        return [
+            ("all samples", ""),
+            *((f"{name} ({counts[name]})" if name in counts else name, name) for name in FLAGS),
+        ]
+
+    def flags(self) -> list[dict[str, str]] | None:
+        """The shown sample's flags ({"name", "reason"}); None while the columns are decoded."""
+        position = self.position
+        if self.index is None or position is None:
+            return []
+        return self.catalog.flags_of(self.index, position)
+
+    def next_flagged(self) -> bool | None:
+        """Move to the next sample in the ordering that has a flag, wrapping around to the
+        first; False when none has one, None while the columns are decoded (nothing moves)."""
+        if self.index is None or not self.columns_ready:
+            return None
+        marks = self.catalog.flag_marks(self.index)
+        total = self.total
+        for step in range(1, total + 1):
+            rank = (self.rank + step) % total
+            if marks[self.ordering[rank]]:
+                self._at_top = False
+                self.rank = rank
+                return True
+        return False
 
     def sort_choices(self) -> list[tuple[str, str]]:
         """(label, sort key) of file order and of each numeric column both ways."""
@@ -262,6 +307,10 @@ class Session:
 
     def empty_message(self) -> str:
         name = f"step {self.step.step}" if self.step else "this step"
+        if self.index is not None and len(self.index) and self.flag:
+            return f"no sample of {name} is flagged {self.flag}" + (
+                f" in dataset {self.dataset!r}" if self.dataset else ""
+            )
         if self.index is not None and len(self.index) and self.dataset:
             return f"no sample of {name} has dataset {self.dataset!r}"
         if self.index is not None and len(self.index):

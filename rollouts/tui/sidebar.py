@@ -1,4 +1,5 @@
-"""The selectors on the left: bucket, step, sample number, dataset, sort, and the fields shown.
+"""The selectors on the left: bucket, step, sample number, dataset, flag, sort, and the fields
+shown.
 
 The sidebar lays them out and keeps them showing what the session shows; the app reacts to
 their changes (a change the sidebar makes itself is not the user's, and is not announced).
@@ -45,6 +46,8 @@ class Sidebar(Vertical):
         yield Input(placeholder="number, Enter", id="sample", type="integer")
         yield Label("Dataset", id="dataset-label", classes="caption")
         yield Select([("all datasets", "")], id="dataset", allow_blank=False)
+        yield Label("Flag", classes="caption")
+        yield Select(session.flag_choices(), id="flag", allow_blank=False, value="")
         yield Label("Sort", classes="caption")
         yield Select([("file order", "")], id="sort", allow_blank=False)
         yield Label("Fields", classes="caption")
@@ -67,9 +70,10 @@ class Sidebar(Vertical):
         self._set_options("step", step_options(session), session.step_pos)
 
     def sync_choices(self, session: Session) -> None:
-        """The sort choices and the datasets of the open step (the dataset selector only when
-        the step has datasets)."""
+        """The sort choices, the flags with their counts and the datasets of the open step (the
+        dataset selector only when the step has datasets)."""
         self._set_options("sort", session.sort_choices(), session.selection.sort_key)
+        self._set_options("flag", session.flag_choices(), session.flag or "")
         datasets = session.datasets()
         options = [("all datasets", ""), *((d, d) for d in datasets)]
         self._set_options("dataset", options, session.dataset or "")

@@ -197,3 +197,17 @@ def verdict_text(bucket: str, verdict: LearningVerdict | None) -> Text:
     if verdict["why"]:
         text.append(f" {verdict['why']}", style="dim")
     return text
+
+
+def flags_line(flags: list[dict[str, str]]) -> Text:
+    """A sample's flags with their reasons on one line ("flags: repeats (ends in ...)"); empty
+    without flags. A Text, so nothing in a reason is read as markup."""
+    if not flags:
+        return Text("")
+    text = Text("flags: ", style="bold")
+    for i, flag in enumerate(flags):
+        if i:
+            text.append("; ")
+        text.append(flag["name"], style="bold red")
+        text.append(f" ({flag['reason']})")
+    return text

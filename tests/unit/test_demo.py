@@ -37,7 +37,29 @@ REQUIRED = [
     "agent_turns", "status", "group_index", "label",
 ]  # fmt: skip
 END_TOKENS = ("<|im_end|>", "<|endoftext|>")
+LOOP_TIMES = (40, 60)  # how many times a looping demo response says its last sentence
 STEP_NAME = re.compile(r"^\d+\.jsonl$")
+
+
+def loop_times(text: str) -> int:
+    """How many times the text's last sentence (". "-ended) is said in a row at its end."""
+    last = text[text.rstrip().rfind(". ", 0, len(text.rstrip()) - 1) + 2 :]
+    times = 0
+    while last and text.endswith(last * (times + 1)):
+        times += 1
+    return times
+
+
+def repeated_sentences(text: str) -> dict[str, int]:
+    """The sentences and lines of 16 characters or more said three times or more (the
+    `repeats` flag's pieces: cut after ". ", "? ", "! ", a line end, and the fullwidth full
+    stop, exclamation and question marks)."""
+    pieces = re.split(r"(?<=[.?!])\s+|\n|(?<=[\u3002\uff01\uff1f])", text)
+    counts: dict[str, int] = defaultdict(int)
+    for piece in pieces:
+        if len(piece.strip()) >= 16:
+            counts[piece.strip()] += 1
+    return {piece: n for piece, n in counts.items() if n >= 3}
 
 
 def read_lines(path: Path) -> list[tuple[str, dict[str, Any]]]:
@@ -183,7 +205,9 @@ def test_statuses_mix_and_truncated_responses_are_cut_at_max_length(records: lis
     assert max(r["response_length"] for r in records) == demo.MAX_RESPONSE_LENGTH
     assert all(acc(r["reward"]) == 0.0 for r in by_status["aborted"])
     assert all(r["reward"] is None for r in by_status["failed"])
-    assert all(r["response"].endswith(END_TOKENS) for r in by_status["completed"])
+    # Completed responses end with an end token, but for the ones made to end in a loop.
+    unended = [r for r in by_status["completed"] if not r["response"].endswith(END_TOKENS)]
+    assert all(loop_times(r["response"]) >= LOOP_TIMES[0] for r in unended)
 
 
 def test_reasoning_math_and_answer_markup_appear_in_responses(records: list) -> None:
@@ -193,6 +217,7 @@ def test_reasoning_math_and_answer_markup_appear_in_responses(records: list) -> 
     opened = [r for r in records if isinstance(r["prompt"], str)]
     opened = [r for r in opened if r["prompt"].endswith("<think>\n")]
     done = [r for r in opened if r["status"] == "completed"]
+    done = [r for r in done if loop_times(r["response"]) < LOOP_TIMES[0]]  # loops never close
     assert done
     assert all("</think>" in r["response"] and "<think>" not in r["response"] for r in done)
 
@@ -570,3 +595,74 @@ def test_main_refuses_runs_with_a_curve(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         demo.main([str(tmp_path), "--runs", "--curve", "plateau"])
     assert not any(tmp_path.iterdir())
+
+
+# -- flags: degenerate samples placed, healthy ones not flagged ----------------------------------
+
+
+def flag_counts(save: Path) -> list[dict[str, int]]:
+    catalog = Catalog(save)
+    counts = []
+    for f in catalog.steps("train"):
+        counts.append(catalog.stats(catalog.open_step("train", f.filename))["flags"]["counts"])
+    return counts
+
+
+def test_healthy_reasoning_says_no_sentence_three_times() -> None:
+    from rollouts.demo.samples import make_reasoning
+
+    for seed in range(20):
+        rng = random.Random(seed)
+        for zh in (False, True):
+            text = make_reasoning(rng, zh, 400)  # as long as a truncated response
+            assert repeated_sentences(text) == {}, (seed, zh)
+
+
+def test_every_train_step_shows_each_flag_on_the_samples_made_to_have_it(
+    run: Path, train: dict
+) -> None:
+    counts = flag_counts(run)
+    assert len(counts) == STEPS
+    flags = ("repeats", "mixed_script", "no_answer", "empty", "cut", "outlier_length")
+    latest = counts[-1]
+    assert all(latest[name] >= 1 for name in flags), latest
+    assert latest["reward_disagrees"] == 2  # one each way
+    for step, records in train.items():
+        # The looping responses are the only ones with a sentence said three times, and they
+        # are what the repeats flag counts: no healthy sample is flagged.
+        repeating = [r for r in records if repeated_sentences(r["response"] or "")]
+        looping = [r for r in records if loop_times(r["response"] or "") >= LOOP_TIMES[0]]
+        assert repeating == looping
+        assert len(looping) == demo.CURVES["rise"].loops(step, STEPS) == 1
+        assert counts[step]["repeats"] == len(looping)
+        # One English response goes on in Chinese.
+        mixed = [
+            r for r in records if "\\boxed{" in r["response"] and "我换一种方法" in r["response"]
+        ]
+        assert len(mixed) == counts[step]["mixed_script"] == 1
+
+
+def test_reward_disagrees_comes_in_a_pair_one_each_way(train: dict) -> None:
+    latest = train[STEPS - 1]
+    disagree = [
+        r
+        for r in latest
+        if isinstance(r["reward"], float)
+        and r["status"] == "completed"
+        and str(r["label"]).isdigit()
+        and (found := re.findall(r"\\boxed\{(\d+)\}", r["response"]))
+        and (found[-1] == r["label"]) != (r["reward"] == 1.0)
+    ]
+    assert sorted(r["reward"] for r in disagree) == [0.0, 1.0]
+
+
+def test_the_collapse_run_s_loops_rise_until_the_reading_warns(runs: dict) -> None:
+    counts = flag_counts(runs["collapse"] / "rollout_result")
+    loops = [demo.CURVES["collapse"].loops(step, RUN_STEPS) for step in range(RUN_STEPS)]
+    assert [c["repeats"] for c in counts] == loops
+    assert loops[0] == 1 and loops[-1] == 7
+    rates = [c["repeats"] / RUN_SAMPLES for c in counts]
+    result = reading.trend_reading([0.5] * RUN_STEPS, flag_rates={"repeats": rates})
+    assert any(w.startswith("flag repeats is rising") for w in result["warnings"]), result
+    for name in ("steady-rise", "plateau"):
+        assert {c["repeats"] for c in flag_counts(runs[name] / "rollout_result")} == {1}

@@ -22,6 +22,7 @@ REVIEW_LINES = 400
 LONGER = {
     "rollouts/static/rollouts/training.js": "the page's wiring: the poll and its cursors, the "
     "snapshot, the top bar and the buttons",
+    "rollouts/tui/app.py": "the wiring of the one screen's keys, widgets and worker threads",
 }
 
 # Who may import whom, by layer. A layer not named may not be imported.
