@@ -53,11 +53,11 @@ def make_reasoning(rng: random.Random, zh: bool, sentences: int) -> str:
     for _ in range(sentences):
         a, b = rng.randint(2, 99), rng.randint(2, 99)
         p, q = a + 100, b + 100
-        out.append(
-            rng.choice(_ZH_STEPS if zh else _EN_STEPS).format(
-                a=a, b=b, s=a + b, p=p, q=q, r=a + b + 100, P=_zh_number(p), Q=_zh_number(q)
-            )
-        )
+        template = rng.choice(_ZH_STEPS if zh else _EN_STEPS)
+        if zh:
+            out.append(template.format(a=a, b=b, s=a + b, P=_zh_number(p), Q=_zh_number(q)))
+        else:
+            out.append(template.format(a=a, b=b, s=a + b, p=p, q=q, r=a + b + 100))
     return ("" if zh else " ").join(out)
 
 
