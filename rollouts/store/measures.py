@@ -178,19 +178,15 @@ def _before_end_tokens(raw: bytes, stop: int) -> int:
 def _probes_repeat(raw: bytes) -> bool:
     """Whether the response's last _PROBE_WINDOW_BYTES hold repeated sentences: its cheap sign,
     read from the raw bytes (degenerate text repeats most near its end, where a loop takes
-    over). First whether any sentence or line occurs twice more (two C calls a cut), then
+    over). First whether any sentence or line occurs twice more (a few C calls), then
     whether the repeats make up half the floor of `repeated_share`."""
     window = raw[-_PROBE_WINDOW_BYTES:]
-    if not (_twice_more(window.split(b". ")) or _twice_more(window.split(NEWLINE))):
-        return False
+    pieces = window.replace(NEWLINE, b". ").split(b". ")  # sentences and lines, in one cut
+    blank = pieces.count(b"")
+    if len(pieces) - len(set(pieces)) - max(0, blank - 1) < REPEAT_MIN_COUNT - 1:
+        return False  # no piece occurs twice more (blank ones aside)
     share, _ = _repeats(window, _RAW_ENDS, b". ")
     return share >= REPEAT_FLOOR_SHARE / 2
-
-
-def _twice_more(pieces: list[bytes]) -> bool:
-    """Whether the pieces hold at least two more than their distinct ones (blank ones aside)."""
-    blank = pieces.count(b"")
-    return len(pieces) - len(set(pieces)) - max(0, blank - 1) >= REPEAT_MIN_COUNT - 1
 
 
 def _plain_boxed(raw: bytes, tail: int) -> tuple[str, str, int, int] | None:
