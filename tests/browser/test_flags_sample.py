@@ -10,7 +10,7 @@ from typing import Literal
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.support.a11y import axe_violations
+from tests.support.a11y import axe_violations_on
 from tests.support.browser import Tab, blur, mark_document, same_document, shown, url_query
 from tests.support.data import sample
 from tests.support.servers import ServerProcess
@@ -133,18 +133,7 @@ def test_unknown_flag_is_a_400_page(viewer, tab: Tab):
 def test_no_serious_accessibility_violation_with_flag_chips(
     browser: Browser, viewer: ServerProcess, theme: Literal["light", "dark"]
 ):
-    context = browser.new_context(
-        color_scheme=theme, viewport={"width": 1440, "height": 900}, bypass_csp=True
-    )  # axe is injected as an inline script, which the pages' CSP refuses
-    try:
-        page = context.new_page()
-        found = []
-        for path in (f"/train/3/sample/{CUT_AT}/?flag=cut", "/train/3/group/2/"):
-            page.goto(viewer.url(path))
-            expect(page.locator("html")).to_have_attribute("data-theme", theme)
-            expect(page.locator(".rv-flag-chip").first).to_be_visible()
-            page.wait_for_load_state("networkidle")
-            found += [f"{path}: {finding}" for finding in axe_violations(page)]
-        assert found == []
-    finally:
-        context.close()
+    urls = [
+        viewer.url(path) for path in (f"/train/3/sample/{CUT_AT}/?flag=cut", "/train/3/group/2/")
+    ]
+    assert axe_violations_on(browser, urls, theme, ".rv-flag-chip", idle=True) == []

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from rollouts.store import FLAGS
-from tests.support.a11y import axe_violations
+from tests.support.a11y import axe_violations_on
 from tests.support.browser import Tab, open_indexed_trends, url_query
 from tests.support.flagged import FLAGGED, ROWS, flagged_rows, flagged_step, rising_repeats
 from tests.support.servers import ServerProcess
@@ -147,17 +147,8 @@ def test_the_grid_has_one_flags_panel(viewer: ServerProcess, tab: Tab):
 def test_the_table_with_flags_passes_axe(
     browser: Browser, viewer: ServerProcess, theme: Literal["light", "dark"]
 ):
-    context = browser.new_context(
-        color_scheme=theme, viewport={"width": 1440, "height": 900}, bypass_csp=True
-    )  # axe is injected as an inline script, which the pages' CSP refuses
-    try:
-        page = context.new_page()
-        found = []
-        for path in ("/train/1/table/", "/train/1/table/?flag=repeats", "/train/1/stats/"):
-            page.goto(viewer.url(path))
-            expect(page.locator("html")).to_have_attribute("data-theme", theme)
-            expect(page.locator(".rv-flag-chip, #rv-stat-flags").first).to_be_visible()
-            found += [f"{path}: {finding}" for finding in axe_violations(page)]
-        assert found == []
-    finally:
-        context.close()
+    urls = [
+        viewer.url(path)
+        for path in ("/train/1/table/", "/train/1/table/?flag=repeats", "/train/1/stats/")
+    ]
+    assert axe_violations_on(browser, urls, theme, ".rv-flag-chip, #rv-stat-flags") == []
