@@ -195,6 +195,7 @@ class Command(BaseCommand):
             app = tui.make_app(data_dir, mask, cache, reading_of=tui_reading)
         except OSError as exc:
             raise CommandError(f"cannot read DATA_DIR {data_dir.name}: {exc.strerror}") from None
+        app.session.catalog.flag_rules = conf.FLAGS  # ROLLOUTS_FLAGS, as the web pages judge
         app.run()
 
     def _check_data_dir(self, raw: str) -> Path:
