@@ -321,6 +321,8 @@ def damage_measures(entry: dict[str, Any], how: str) -> None:
         entry["text_bits"] = entry["text_bits"][:-1]
     elif how == "a script of the wrong shape":
         entry["measures"][row]["script"] = [0.5, "Latin"]
+    elif how == "the measures left out":
+        del entry["text_bits"], entry["measures"]
 
 
 @pytest.mark.parametrize(
@@ -332,6 +334,7 @@ def damage_measures(entry: dict[str, Any], how: str) -> None:
         "a measure past the last row",
         "text bits one short",
         "a script of the wrong shape",
+        "the measures left out",
     ],
 )
 def test_a_damaged_measures_entry_is_a_miss(cached, how):
@@ -343,6 +346,20 @@ def test_a_damaged_measures_entry_is_a_miss(cached, how):
     damage_measures(raw, how)
     entry_path.write_bytes(msgspec.msgpack.encode(raw))
     assert disk.load(path.resolve(), FileIdentity.of(path.stat())) is None
+
+
+def test_an_entry_of_the_format_before_is_a_quiet_miss(cached, caplog):
+    """A viewer upgraded over a disk cache of format 3 (no measures) reads each entry as another
+    version's (a miss, then rewritten), not as a damaged one (a warning per step)."""
+    path, disk, _ = cached
+    (entry_path,) = (disk_path for disk_path in Path(disk.directory).glob("*.msgpack"))
+    raw = msgspec.msgpack.decode(entry_path.read_bytes())
+    del raw["text_bits"], raw["measures"]
+    raw["version"] = FORMAT_VERSION - 1
+    entry_path.write_bytes(msgspec.msgpack.encode(raw))
+    with caplog.at_level("INFO", logger="rollouts"):
+        assert disk.load(path.resolve(), FileIdentity.of(path.stat())) is None
+    assert caplog.records == []
 
 
 def test_new_thresholds_re_judge_without_re_reading(cached, monkeypatch):

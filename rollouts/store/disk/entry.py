@@ -37,11 +37,14 @@ from .format import (
 
 
 class _Entry(ColumnsEntry, frozen=True):
-    text_bits: bytes
-    measures: dict[int, Measures]
     labels: list[str | None]
     keys: list[str]
     stats: msgspec.Raw  # checked against _Stats, then handed out as plain data
+    # Format 4's (the flags' response measures). Defaults, so an entry of an older format
+    # decodes far enough to be told apart by its version (a quiet miss, then rewritten),
+    # rather than failing as damaged; a format 4 entry without them fails its checks.
+    text_bits: bytes = b""
+    measures: dict[int, Measures] = {}
 
 
 class _Head(msgspec.Struct, frozen=True):
