@@ -44,7 +44,7 @@ class _Entry(ColumnsEntry, frozen=True):
     # decodes far enough to be told apart by its version (a quiet miss, then rewritten),
     # rather than failing as damaged; a format 4 entry without them fails its checks.
     text_bits: bytes = b""
-    measures: dict[int, Measures] = {}
+    measures: dict[int, Measures] = msgspec.field(default_factory=dict)
 
 
 class _Head(msgspec.Struct, frozen=True):
