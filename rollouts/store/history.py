@@ -11,6 +11,7 @@ extends its index instead of rereading it.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import multiprocessing
 import os
@@ -40,6 +41,20 @@ logger = logging.getLogger("rollouts.store")
 # history's own thread.
 POOL_MIN_STEPS = 8
 _spawn = multiprocessing.get_context("spawn")
+# A pool process is spawned inside `submit`, on a history's daemon thread. At exit, one cut off
+# half-way (its parent gone before handing it its task) would print a traceback: an exit hook
+# waits for the spawn under way and lets no new one start.
+_spawning = threading.Lock()
+_exiting = threading.Event()
+
+
+def _stop_spawning() -> None:
+    _exiting.set()
+    with _spawning:
+        pass
+
+
+atexit.register(_stop_spawning)
 
 
 @dataclass(slots=True)
@@ -219,10 +234,14 @@ class History:
         if len(paths) >= POOL_MIN_STEPS and processes > 1:
             try:
                 with ProcessPoolExecutor(processes, mp_context=_spawn) as pool:
-                    futures = {
-                        pool.submit(decode_step, str(p), self._name(s), disk, roots, rules): s
-                        for s, p in paths
-                    }
+                    futures = {}
+                    for s, p in paths:
+                        with _spawning:
+                            if _exiting.is_set():
+                                return  # the process is exiting: its indexing with it
+                            args = (str(p), self._name(s), disk, roots, rules)
+                            job = pool.submit(decode_step, *args)
+                        futures[job] = s
                     for future in as_completed(futures):
                         self._take(futures[future], future)
                 return
