@@ -25,7 +25,7 @@ from .flags import DEFAULT_RULES, FLAG_BIT, FLAGS, FlagRules, flag_marks, row_fl
 from .index import StepIndex
 from .jsonio import without_surrogates
 from .memory import release_freed_memory
-from .ordering import EVERYTHING, Selection, advantages, order_positions
+from .ordering import EVERYTHING, Selection, advantages, order_positions, remember
 from .shared import SharedRun
 from .stats import step_stats
 
@@ -271,7 +271,7 @@ class Catalog:
         if marks is None:
             assert index.columns is not None
             marks = flag_marks(index.columns, index.invalid, stats["flags"], self.flag_rules)
-            index.orderings[key] = marks
+            remember(index, key, marks)
             self._account(index)
         return marks
 
@@ -292,7 +292,7 @@ class Catalog:
         if ordering and max(ordering) >= len(by_position):  # a grown file's newest lines
             by_position += bytes(max(ordering) + 1 - len(by_position))
         found = bytes(map(by_position.__getitem__, ordering))
-        index.orderings[key] = array("B", found)
+        remember(index, key, array("B", found))
         self._account(index)
         return found
 

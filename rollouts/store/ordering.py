@@ -229,11 +229,16 @@ def order_positions(
         positions = [p for p in positions if marks[p] & bit]
     if sort is not None:
         positions = _sorted_missing_last(index, sort, positions, selection.descending)
-    result = array("q", positions)
+    return remember(index, key, array("q", positions))
+
+
+def remember(index: StepIndex, key: tuple, value: array) -> array:
+    """`value` kept beside the step's orderings under `key` (every per-order array the store
+    derives: orderings, advantages, flag marks and masks), at most ORDERINGS_KEPT of them."""
     if len(index.orderings) > ORDERINGS_KEPT:
         index.orderings.clear()
-    index.orderings[key] = result
-    return result
+    index.orderings[key] = value
+    return value
 
 
 def rank_of(ordering: Sequence[int], position: int) -> int | None:
@@ -252,10 +257,7 @@ def advantages(index: StepIndex) -> array:
     key = (index.generation, index.columns_rows, ADVANTAGE)
     cached = index.orderings.get(key)
     if cached is None:
-        cached = group_advantages(columns, index.invalid)
-        if len(index.orderings) > ORDERINGS_KEPT:
-            index.orderings.clear()
-        index.orderings[key] = cached
+        cached = remember(index, key, group_advantages(columns, index.invalid))
     return cached
 
 
