@@ -37,6 +37,7 @@ class BadVariable(ValueError):
 class Environment:
     data_dir: str | None = None
     data_dirs: dict[str, str] = field(default_factory=dict)
+    runs_dir: str | None = None  # a folder of runs, listed while serving
     base_path: str = ""
     allowed_hosts: tuple[str, ...] = LOOPBACK_NAMES
     cache_memory_mb: int = DEFAULT_CACHE_MEMORY_MB
@@ -76,6 +77,7 @@ def read_environment(environ: Mapping[str, str] | None = None) -> Environment:
     return Environment(
         data_dir=text("RELAX_DATA_DIR"),
         data_dirs=_data_dirs(env.get("RELAX_DATA_DIRS", "")),
+        runs_dir=text("RELAX_RUNS_DIR"),
         base_path=_base_path(env.get("RELAX_BASE_PATH", "")),
         allowed_hosts=_hosts(env.get("RELAX_ALLOWED_HOSTS", "")),
         cache_memory_mb=positive("RELAX_CACHE_MEMORY_MB", "MB", DEFAULT_CACHE_MEMORY_MB) or 1,

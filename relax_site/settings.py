@@ -3,6 +3,7 @@
 
 RELAX_DATA_DIR          the data directory (a run's rollout_result/, or a folder of step files)
 RELAX_DATA_DIRS         several runs, NAME=PATH or PATH separated by ':' (a run picker)
+RELAX_RUNS_DIR          a folder of runs, listed while serving (a run picker; runs come and go)
 RELAX_BASE_PATH         URL prefix when served behind a proxy, e.g. /absproxy/8080
 RELAX_ALLOWED_HOSTS     comma-separated host names, besides the loopback names (always allowed)
 RELAX_CACHE_MEMORY_MB   byte budget of the index cache in MB (default 4096)
@@ -107,6 +108,7 @@ WHITENOISE_AUTOREFRESH = DEBUG
 
 ROLLOUTS_DATA_DIR = ENV.data_dir
 ROLLOUTS_DATA_DIRS = ENV.data_dirs
+ROLLOUTS_RUNS_DIR = ENV.runs_dir
 ROLLOUTS_MASK_STR = DEFAULT_MASK_STR if ENV.mask_str is None else ENV.mask_str
 # Unset: the user's cache directory; "off" (or ""): no disk cache.
 ROLLOUTS_DISK_CACHE = ENV.disk_cache

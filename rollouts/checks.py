@@ -41,17 +41,19 @@ from .web import INSTALL_TOKENS, tokenizer_problem
 @register(Tags.compatibility)
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[Warning]:
     warnings: list[Warning] = []
-    data_dir, runs = conf.DATA_DIR, conf.DATA_DIRS
-    if data_dir is None and not runs:
+    data_dir, runs, runs_dir = conf.DATA_DIR, conf.DATA_DIRS, conf.RUNS_DIR
+    if data_dir is None and not runs and runs_dir is None:
         warnings.append(
             Warning(
                 "ROLLOUTS_DATA_DIR is not set; the viewer has nothing to show.",
-                hint="Set ROLLOUTS_DATA_DIR or ROLLOUTS_DATA_DIRS (RELAX_DATA_DIR for relax_site).",
+                hint="Set ROLLOUTS_DATA_DIR, ROLLOUTS_DATA_DIRS or ROLLOUTS_RUNS_DIR"
+                " (RELAX_DATA_DIR for relax_site).",
                 id="rollouts.W001",
             )
         )
     named = [("ROLLOUTS_DATA_DIR", data_dir)] if data_dir is not None else []
     named += [(f"ROLLOUTS_DATA_DIRS[{name!r}]", path) for name, path in runs.items()]
+    named += [("ROLLOUTS_RUNS_DIR", runs_dir)] if runs_dir is not None else []
     for setting, path in named:
         if not path.is_dir():
             warnings.append(Warning(f"{setting} {path} is not a directory.", id="rollouts.W004"))

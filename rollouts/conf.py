@@ -112,6 +112,13 @@ class RolloutsSettings:
         return {str(name): Path(path) for name, path in value.items()}
 
     @property
+    def RUNS_DIR(self) -> Path | None:
+        """A folder of runs, listed while serving (`visualize PARENT`): a run folder that
+        appears under it is served, one that goes says so."""
+        value = getattr(settings, "ROLLOUTS_RUNS_DIR", None)
+        return Path(value) if value else None
+
+    @property
     def CACHE_ALIAS(self) -> str:
         return getattr(settings, "ROLLOUTS_CACHE_ALIAS", "rollouts")
 

@@ -30,11 +30,17 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def apply_settings(
-    data_dir: Path | None, runs: dict[str, Path], base_path: str, options: dict[str, Any]
+    data_dir: Path | None,
+    runs: dict[str, Path],
+    base_path: str,
+    options: dict[str, Any],
+    runs_dir: Path | None = None,
 ) -> None:
-    """The flags win over the environment; applied before the WSGI app is built."""
+    """The flags win over the environment; applied before the WSGI app is built. `runs_dir`:
+    a folder of runs, listed while serving (then `runs` are not named)."""
     settings.ROLLOUTS_DATA_DIR = str(data_dir) if data_dir is not None else None
-    settings.ROLLOUTS_DATA_DIRS = {name: str(path) for name, path in runs.items()}
+    settings.ROLLOUTS_DATA_DIRS = {} if runs_dir else {n: str(p) for n, p in runs.items()}
+    settings.ROLLOUTS_RUNS_DIR = str(runs_dir) if runs_dir is not None else None
     if options["mask_str"] is not None:
         settings.ROLLOUTS_MASK_STR = options["mask_str"]
     if options.get("tokenizer") is not None:  # `train` applies these settings too, without it

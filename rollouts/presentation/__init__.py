@@ -21,7 +21,15 @@ from .group import (
     sort_rows,
     summarize_rows,
 )
-from .learning import TONES, LearningVerdict, Tone, learning_verdict, tone_class, with_verdict
+from .learning import (
+    STATES,
+    TONES,
+    LearningVerdict,
+    Tone,
+    learning_verdict,
+    tone_class,
+    with_verdict,
+)
 from .pair import paired, side
 from .preview import response_preview
 from .render import Rendered, compile_mask, last_user_turn
@@ -71,6 +79,7 @@ __all__ = [
     "ROWS_PER_PAGE",
     "RUN_COLOURS",
     "SORTS",
+    "STATES",
     "TEXT_FIELDS",
     "TONES",
     "WORDS_COMPARED",

@@ -26,6 +26,7 @@ from .files import (
 from .flags import DEFAULT_RULES, FLAG_BIT, FLAGS, FlagRules, flag_rates, parse_flag, row_flags
 from .history import History, Point, Snapshot
 from .index import StepIndex
+from .indexer import Indexer, serving, yield_to_requests
 from .jsonio import (
     decode_line,
     dumps_strict,
@@ -61,6 +62,15 @@ from .reading import (
     series,
     trend_reading,
     update_rules,
+)
+from .runfolder import ListedRun, RunFolder, changed_ns
+from .runsummary import (
+    RunPoints,
+    entry_bytes,
+    load_points,
+    point_is_current,
+    run_points,
+    save_points,
 )
 from .stats import (
     ADVANTAGE,
@@ -104,9 +114,13 @@ __all__ = [
     "ForbiddenFile",
     "History",
     "IndexCache",
+    "Indexer",
+    "ListedRun",
     "Metric",
     "NotFound",
     "Point",
+    "RunFolder",
+    "RunPoints",
     "Sample",
     "Selection",
     "SkippedStep",
@@ -118,6 +132,7 @@ __all__ = [
     "UnreadableLine",
     "ValueRange",
     "answers_match",
+    "changed_ns",
     "clipped_histogram",
     "clipped_histograms",
     "compare_steps",
@@ -125,6 +140,7 @@ __all__ = [
     "curves",
     "decode_line",
     "dumps_strict",
+    "entry_bytes",
     "extract_answer",
     "find_answer",
     "find_prompt",
@@ -148,6 +164,7 @@ __all__ = [
     "has_advantage",
     "line_as_json",
     "line_values",
+    "load_points",
     "locate_answer",
     "locate_prompt",
     "metric_card",
@@ -155,13 +172,17 @@ __all__ = [
     "order_positions",
     "parse_flag",
     "parse_prompt_id",
+    "point_is_current",
     "prompt_id_of_value",
     "prompt_previews",
     "rank_of",
     "release_freed_memory",
     "row_flags",
+    "run_points",
     "runs_of",
+    "save_points",
     "series",
+    "serving",
     "step_filename",
     "step_name",
     "trend_reading",
@@ -169,4 +190,5 @@ __all__ = [
     "update_rules",
     "without_surrogates",
     "without_wide_ints",
+    "yield_to_requests",
 ]

@@ -11,7 +11,6 @@ extends its index instead of rereading it.
 
 from __future__ import annotations
 
-import atexit
 import logging
 import multiprocessing
 import os
@@ -31,6 +30,7 @@ from .errors import StoreError, unreadable
 from .files import FileIdentity, StepFile, step_name
 from .flags import FlagRules
 from .index import StepIndex
+from .indexer import submitting
 from .reading import metrics_of
 from .stats import step_stats
 
@@ -40,21 +40,9 @@ logger = logging.getLogger("rollouts.store")
 # threaded server; 1 keeps it in-process); fewer steps than POOL_MIN_STEPS are decoded on the
 # history's own thread.
 POOL_MIN_STEPS = 8
+LOCK_WAIT_S = 120.0  # how long to wait for another process indexing the same step
+LOCK_POLL_S = 0.05
 _spawn = multiprocessing.get_context("spawn")
-# A pool process is spawned inside `submit`, on a history's daemon thread. At exit, one cut off
-# half-way (its parent gone before handing it its task) would print a traceback: an exit hook
-# waits for the spawn under way and lets no new one start.
-_spawning = threading.Lock()
-_exiting = threading.Event()
-
-
-def _stop_spawning() -> None:
-    _exiting.set()
-    with _spawning:
-        pass
-
-
-atexit.register(_stop_spawning)
 
 
 @dataclass(slots=True)
@@ -236,8 +224,8 @@ class History:
                 with ProcessPoolExecutor(processes, mp_context=_spawn) as pool:
                     futures = {}
                     for s, p in paths:
-                        with _spawning:
-                            if _exiting.is_set():
+                        with submitting() as may:
+                            if not may:
                                 return  # the process is exiting: its indexing with it
                             args = (str(p), self._name(s), disk, roots, rules)
                             job = pool.submit(decode_step, *args)
@@ -280,14 +268,65 @@ def decode_step(
     """A step's identity and statistics from its file, saved to the disk cache on the way
     (never inside a `protected` data directory).
 
-    Runs in a pool process: plain arguments, a private index, nothing shared.
+    With a disk cache, only one process indexes a step at a time (its entry's lock): another
+    one that finds it locked waits, then reads the entry the other wrote. Runs in a pool
+    process: plain arguments, a private index, nothing shared.
     """
-    index = StepIndex.build(Path(path), name)
-    columns = index.ensure_columns()
-    stats = step_stats(columns, index.invalid, FlagRules.from_mapping(rules))
-    if disk is not None:
-        DiskCache(disk, protected).save(index, columns, stats)
-    return index.identity, stats
+    found = decode_step_unless_busy(path, name, disk, protected, rules, skip_busy=False)
+    if found is None:  # only `skip_busy` gives up
+        raise StoreError(f"{name} could not be indexed")
+    return found
+
+
+def decode_step_unless_busy(
+    path: str,
+    name: str,
+    disk: str | None,
+    protected: tuple[str, ...] = (),
+    rules: dict[str, Any] | None = None,
+    skip_busy: bool = True,
+) -> tuple[FileIdentity, dict[str, Any]] | None:
+    """`decode_step`, or None at once when another process is indexing the step (its lock):
+    the caller comes back to it later and finds the entry that process wrote."""
+    cache = DiskCache(disk, protected) if disk is not None else None
+    lock = None
+    if cache is not None:
+        deadline = time.monotonic() + LOCK_WAIT_S
+        waited = False
+        while (lock := cache.try_lock(Path(path))) is None:
+            if skip_busy:
+                return None
+            if time.monotonic() > deadline:
+                break  # held too long: index it here too
+            waited = True
+            time.sleep(LOCK_POLL_S)
+        if waited:  # another process indexed it meanwhile: its entry, if it is still current
+            found = _current_entry(cache, Path(path), rules)
+            if found is not None:
+                if lock is not None:
+                    lock.release()
+                return found
+    try:
+        index = StepIndex.build(Path(path), name)
+        columns = index.ensure_columns()
+        stats = step_stats(columns, index.invalid, FlagRules.from_mapping(rules))
+        if cache is not None:
+            cache.save(index, columns, stats)
+        return index.identity, stats
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _current_entry(
+    cache: DiskCache, path: Path, rules: dict[str, Any] | None
+) -> tuple[FileIdentity, dict[str, Any]] | None:
+    identity = FileIdentity.of(os.stat(path))
+    stats = cache.load_stats(path, identity)
+    wanted = FlagRules.from_mapping(rules).as_dict()
+    if stats is None or stats.get("flags", {}).get("rules") != wanted:
+        return None
+    return identity, stats
 
 
 def _point(step: StepFile, identity: FileIdentity, stats: dict[str, Any]) -> Point:

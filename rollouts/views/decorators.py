@@ -20,14 +20,16 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpRespons
 from django.template.response import TemplateResponse
 from django.utils.cache import patch_vary_headers
 
-from ..store import StoreError, UnreadableLine, step_filename
+from ..store import StoreError, UnreadableLine, serving, step_filename
 from ..web import (
     DENIED_MESSAGE,
     bind_run,
+    current_run,
     denied_page,
     error_response,
     get_catalog,
     is_allowed,
+    picker_rows,
     sample_url,
     status_of,
     step_url,
@@ -57,6 +59,13 @@ CONTENT_SECURITY_POLICY = "; ".join(
 )
 
 
+def _asked_for(request: HttpRequest) -> None:
+    """A request for a run's pages puts that run first in the picker's background indexing."""
+    run = current_run(request)
+    if run is not None:
+        picker_rows().asked(run)
+
+
 class Redirect(Exception):
     """Raised by a context builder: answer with a redirect to `url` instead of the page."""
 
@@ -70,7 +79,8 @@ def page(view: View) -> View:
 
     @functools.wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        response = _answer_page(view, request, args, kwargs)
+        with serving():  # background indexing waits while a person's request is answered
+            response = _answer_page(view, request, args, kwargs)
         response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         patch_vary_headers(response, (FRAGMENT_HEADER,))
         return strip_head_body(request, response)
@@ -91,6 +101,7 @@ def _answer_page(
     bind_run(request, kwargs)
     if not is_allowed(request):
         return denied_page(request)
+    _asked_for(request)
     try:
         return view(request, *args, **kwargs)
     except Redirect as redirect:
@@ -111,7 +122,8 @@ def api(*methods: str) -> Callable[[View], View]:
     def decorate(view: View) -> View:
         @functools.wraps(view)
         def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-            return strip_head_body(request, answer(request, *args, **kwargs))
+            with serving():
+                return strip_head_body(request, answer(request, *args, **kwargs))
 
         def answer(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if methods and request.method not in methods:
@@ -124,6 +136,7 @@ def api(*methods: str) -> Callable[[View], View]:
             bind_run(request, kwargs)
             if not is_allowed(request):
                 return error_response(HTTPStatus.FORBIDDEN, DENIED_MESSAGE)
+            _asked_for(request)
             try:
                 return view(request, *args, **kwargs)
             except Redirect as redirect:

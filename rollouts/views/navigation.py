@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from ..conf import conf
 from ..store import NotFound, StoreError
-from ..web import current_run, get_catalog, query_suffix, selection_of, step_url
+from ..web import current_run, get_catalog, has_runs, query_suffix, selection_of, step_url
 from .decorators import page, render_sample_page
 from .header import header_context
 from .runpicker import run_picker
@@ -24,7 +24,7 @@ def runs_page(request: HttpRequest) -> HttpResponse:
 @page
 def index(request: HttpRequest) -> HttpResponse:
     """The latest step of the first bucket that has steps."""
-    if current_run(request) is None and conf.DATA_DIR is None and conf.DATA_DIRS:
+    if current_run(request) is None and conf.DATA_DIR is None and has_runs():
         return run_picker(request)  # several runs and no default one: pick a run
     # `manage.py train` of a trainer that writes no rollouts (yet): its page is the start
     training = conf.TRAIN_FOLLOW and conf.TRAIN_SPEC is not None

@@ -8,6 +8,7 @@ from django.urls import include, path, register_converter
 from . import (
     api,
     navigation,
+    runpicker,
     sample_tokens,
     samples,
     stats,
@@ -101,6 +102,7 @@ training_patterns = [
 urlpatterns = [
     *training_patterns,
     path("runs/", navigation.runs_page, name="runs"),
+    path("api/runs", runpicker.api_runs, name="api-runs"),
     path("training/", training_page.training_page, name="training"),
     path("runs/<str:run>/", include((data_dir_patterns, "run"))),
     path("api/cache/stats", api.api_cache_stats, name="api-cache-stats"),

@@ -7,6 +7,7 @@ template tags import this face, never a module inside it."""
 from .access import DENIED_MESSAGE, denied_page, is_allowed
 from .hosts import HostCheckMiddleware
 from .links import app_url, sample_url, step_entries, step_url, url_maker
+from .picker import PickerRows, picker_rows
 from .query import int_param, query_suffix, selection_of
 from .responses import (
     JSON_TYPE,
@@ -23,8 +24,12 @@ from .runs import (
     current_run,
     data_dir_of,
     get_catalog,
+    gone_runs,
+    has_runs,
     history_of,
     index_cache,
+    listed_runs,
+    run_folder,
 )
 from .scalars import (
     OFF_VALUES,
@@ -49,6 +54,7 @@ __all__ = [
     "JSON_TYPE",
     "OFF_VALUES",
     "HostCheckMiddleware",
+    "PickerRows",
     "absent_source",
     "app_url",
     "bind_run",
@@ -60,15 +66,20 @@ __all__ = [
     "denied_page",
     "error_response",
     "get_catalog",
+    "gone_runs",
+    "has_runs",
     "history_of",
     "index_cache",
     "int_param",
     "is_allowed",
     "json_response",
+    "listed_runs",
     "may_train",
+    "picker_rows",
     "query_suffix",
     "reference_lines",
     "rule_scalars",
+    "run_folder",
     "sample_url",
     "scalars_state",
     "selection_of",

@@ -16,12 +16,13 @@ from django.http import HttpRequest
 
 from ..cache import ByteLimitedCache
 from ..conf import conf
-from ..store import Catalog, History, NotFound, Unavailable
+from ..store import Catalog, History, ListedRun, NotFound, RunFolder, Unavailable, changed_ns
 from ..store.disk import DiskCache
 from ..training import HostedElsewhere, SpecError, manager_for
 
 _catalogs: dict[tuple[str, str, str], Catalog] = {}
 _histories: dict[tuple[Catalog, str], History] = {}
+_folders: dict[str, RunFolder] = {}
 _lock = threading.Lock()
 _fallback_cache = ByteLimitedCache("rollouts-fallback", {})
 
@@ -45,19 +46,63 @@ def current_run(request: HttpRequest) -> str | None:
     return getattr(request, RUN_ATTRIBUTE, None)
 
 
+def run_folder() -> RunFolder | None:
+    """The folder of runs listed while serving (ROLLOUTS_RUNS_DIR), one per process."""
+    root = conf.RUNS_DIR
+    if root is None:
+        return None
+    key = str(root)
+    folder = _folders.get(key)
+    if folder is None:
+        with _lock:
+            folder = _folders.setdefault(key, RunFolder(root))
+    return folder
+
+
+def has_runs() -> bool:
+    """Whether the site serves several runs (named ones, or a folder of them): a run picker."""
+    return bool(conf.DATA_DIRS) or conf.RUNS_DIR is not None
+
+
+def listed_runs() -> list[ListedRun]:
+    """Every run served now: the named ones (ROLLOUTS_DATA_DIRS), then the folder's (a name
+    taken by a named run is the named run)."""
+    runs = [ListedRun(name, path, changed_ns(path)) for name, path in conf.DATA_DIRS.items()]
+    folder = run_folder()
+    if folder is not None:
+        named = conf.DATA_DIRS
+        runs += [run for run in folder.listing() if run.name not in named]
+    return runs
+
+
+def gone_runs() -> list[str]:
+    """Runs of the folder that were listed and are no longer there."""
+    folder = run_folder()
+    return folder.gone() if folder is not None else []
+
+
 def data_dir_of(run: str | None) -> Path:
-    """The directory a request reads: its run's (ROLLOUTS_DATA_DIRS), or ROLLOUTS_DATA_DIR."""
+    """The directory a request reads: its run's (ROLLOUTS_DATA_DIRS or the folder of runs), or
+    ROLLOUTS_DATA_DIR."""
     runs = conf.DATA_DIRS
     if run is not None:
-        if run not in runs:
+        if run in runs:
+            return runs[run]
+        folder = run_folder()
+        found = folder.get(run) if folder is not None else None
+        if found is not None:
+            return found
+        if folder is not None and folder.was_listed(run):
+            raise NotFound(f"the run {run!r} is no longer there: its folder was removed or renamed")
+        if folder is None:
             raise NotFound(f"no run {run!r}; the runs are: {', '.join(runs) or 'none'}")
-        return runs[run]
+        raise NotFound(f"no run {run!r}; the run picker lists the runs")
     followed = followed_run_dir()
     if followed is not None:
         return followed
     data_dir = conf.DATA_DIR
     if data_dir is None:
-        if runs:
+        if has_runs():
             raise NotFound("several runs are configured: choose one under runs/<name>/")
         raise Unavailable("no data directory is configured (ROLLOUTS_DATA_DIR)")
     return data_dir

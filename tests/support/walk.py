@@ -107,7 +107,19 @@ ROUTES: dict[str, list[tuple[str, str]]] = {
 }
 # Outside a data directory: once, never per run.
 TOP_ROUTES: dict[str, list[tuple[str, str]]] = {
-    "runs": [("GET", "/runs/"), ("GET", "/runs/nope/")],
+    "runs": [
+        ("GET", "/runs/"),
+        ("GET", "/runs/nope/"),
+        ("GET", "/runs/?q=%2A&reading=bogus&page=x"),
+        ("GET", "/runs/?page=99999&sort=reward&order=desc"),
+    ],
+    "api-runs": [
+        ("GET", "/api/runs"),
+        ("GET", "/api/runs?q=a*&reading=pending&sort=changed&page=2"),
+        ("GET", "/api/runs?reading=bogus"),
+        ("GET", "/api/runs?page=-1"),
+        ("POST", "/api/runs"),
+    ],
     "api-cache-stats": [("GET", "/api/cache/stats")],
     "api-cache-clear": [("POST", "/api/cache/clear"), ("GET", "/api/cache/clear")],
     "training": [("GET", "/training/"), ("POST", "/training/")],

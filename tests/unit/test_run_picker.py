@@ -58,7 +58,7 @@ def picker(client, query: str = "") -> str:
 
 
 def order(html: str) -> list[str]:
-    return re.findall(r'<tr class="rv-run-item" data-run="(\w+)">', html)
+    return re.findall(r'<tr class="rv-run-item[^"]*" data-run="(\w+)"', html)
 
 
 def latest_mean(name: str) -> float:

@@ -161,7 +161,9 @@ class Command(BaseCommand):
         listener = listen(options["host"], options["port"])
         options["port"] = listener.getsockname()[1]  # the one bound, when --port 0 asked for any
         base_path = normalize_base_path(options["base_path"])
-        apply_settings(data_dir, runs, base_path, options)
+        # One folder of runs is listed while serving: runs added later show up in the picker.
+        folder = dirs[0].resolve() if runs and len(dirs) == 1 else None
+        apply_settings(data_dir, runs, base_path, options, runs_dir=folder)
         self.check(display_num_errors=False)
 
         from django.core.handlers.wsgi import WSGIHandler
@@ -234,6 +236,12 @@ class Command(BaseCommand):
             shown_host = f"[{shown_host}]"
         shown = {"data": data_dir} if data_dir is not None else runs
         lines = ["Relax Rollout Viewer"]
+        if len(shown) > BANNER_RUNS:
+            more = len(shown) - BANNER_RUNS
+            shown = dict(list(shown.items())[:BANNER_RUNS])
+            lines.append(
+                f"  runs:   {len(runs)} (the first {BANNER_RUNS} below, {more} more in the picker)"
+            )
         for name, directory in shown.items():
             catalog = Catalog(directory)
             buckets = ", ".join(f"{b} ({len(catalog.steps(b))} steps)" for b in catalog.buckets())
@@ -256,6 +264,9 @@ class Command(BaseCommand):
         lines.append("  Press Ctrl+C to stop.")
         self.stdout.write("\n".join(lines))
         self.stdout.flush()
+
+
+BANNER_RUNS = 10  # the most runs the banner describes (a folder may hold thousands)
 
 
 def tui_reading(catalog: Catalog, bucket: str) -> dict[str, Any] | None:

@@ -29,6 +29,7 @@ from ..columns import Columns
 from ..files import FileIdentity
 from ..index import StepIndex
 from .entry import CachedStep, decode_entry, decode_stats, encode_entry
+from .lock import UNLOCKED, EntryLock, try_lock
 from .prompts import PromptColumns, decode_prompt_columns
 
 logger = logging.getLogger("rollouts.store")
@@ -254,6 +255,14 @@ class DiskCache:
             logger.info("not keeping %s on disk: %s", path.name, exc)
             return
         self._write(self._name(path), blob)
+
+    def try_lock(self, path: Path) -> EntryLock | None:
+        """The lock on the entry of `path` while this process indexes it (`lock.py`), or None
+        when another process (here or on another machine sharing the directory) holds it."""
+        directory = self._open_directory(create=True)
+        if directory is None:
+            return UNLOCKED
+        return try_lock(directory, self._name(path) + ".lock")
 
     def load_blob(self, path: Path, kind: str) -> bytes | None:
         """Another kind of entry kept for the file `path` (e.g. an event file's scalars), or
