@@ -17,7 +17,6 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from ..conf import conf
 from ..presentation import WORDS_COMPARED, paired, side
 from ..store import (
     SOLVED_ABOVE,
@@ -40,6 +39,7 @@ from ..web import (
     data_dir_of,
     get_catalog,
     json_response,
+    overlay_runs,
     step_url,
 )
 from .bucket_twins import ChosenPrompt, ChosenSample, CompareTwin
@@ -203,7 +203,7 @@ def step_choices(request: HttpRequest, bucket: str, chosen: list[str]) -> list[d
         }
     ]
     here = current_run(request)
-    for run, directory in conf.DATA_DIRS.items():
+    for run, directory in overlay_runs(here):
         if run == here:
             continue
         try:

@@ -29,6 +29,7 @@ from .runs import (
     history_of,
     index_cache,
     listed_runs,
+    overlay_runs,
     run_folder,
 )
 from .scalars import (
@@ -75,6 +76,7 @@ __all__ = [
     "json_response",
     "listed_runs",
     "may_train",
+    "overlay_runs",
     "picker_rows",
     "query_suffix",
     "reference_lines",

@@ -75,6 +75,26 @@ def listed_runs() -> list[ListedRun]:
     return runs
 
 
+OVERLAY_RUNS = 20  # the most runs of a folder that the trends overlay and compare offer
+
+
+def overlay_runs(current: str | None) -> list[tuple[str, Path]]:
+    """The runs a page of run `current` can set beside it (the trends overlay, compare):
+    every named run in its order, then the folder's most recently changed, at most
+    `OVERLAY_RUNS` of them, and `current` always."""
+    runs = list(conf.DATA_DIRS.items())
+    folder = run_folder()
+    if folder is not None:
+        named = conf.DATA_DIRS
+        listed = [run for run in folder.listing() if run.name not in named]
+        listed.sort(key=lambda run: run.changed_ns, reverse=True)
+        newest = listed[:OVERLAY_RUNS]
+        if current not in named and all(run.name != current for run in newest):
+            newest = [run for run in listed if run.name == current] + newest[:-1]
+        runs += [(run.name, run.data_dir) for run in newest]
+    return runs
+
+
 def gone_runs() -> list[str]:
     """Runs of the folder that were listed and are no longer there."""
     folder = run_folder()
