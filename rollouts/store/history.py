@@ -12,12 +12,11 @@ extends its index instead of rereading it.
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from functools import partial
@@ -30,7 +29,7 @@ from .errors import StoreError, unreadable
 from .files import FileIdentity, StepFile, step_name
 from .flags import FlagRules
 from .index import StepIndex
-from .indexer import submitting
+from .indexer import reset_pool, shared_pool, submitting
 from .reading import metrics_of
 from .stats import step_stats
 
@@ -42,7 +41,6 @@ logger = logging.getLogger("rollouts.store")
 POOL_MIN_STEPS = 8
 LOCK_WAIT_S = 120.0  # how long to wait for another process indexing the same step
 LOCK_POLL_S = 0.05
-_spawn = multiprocessing.get_context("spawn")
 
 
 @dataclass(slots=True)
@@ -220,21 +218,25 @@ class History:
         rules = self.catalog.flag_rules.as_dict()
         processes = self.processes
         if len(paths) >= POOL_MIN_STEPS and processes > 1:
+            # The process's one pool (`indexer.shared_pool`), which the run picker's indexing
+            # also uses: a page's steps queue behind one run's at most, never behind all runs.
             try:
-                with ProcessPoolExecutor(processes, mp_context=_spawn) as pool:
-                    futures = {}
-                    for s, p in paths:
-                        with submitting() as may:
-                            if not may:
-                                return  # the process is exiting: its indexing with it
-                            args = (str(p), self._name(s), disk, roots, rules)
-                            job = pool.submit(decode_step, *args)
-                        futures[job] = s
-                    for future in as_completed(futures):
-                        self._take(futures[future], future)
+                pool = shared_pool(processes)
+                futures = {}
+                for s, p in paths:
+                    with submitting() as may:
+                        if not may:
+                            return  # the process is exiting: its indexing with it
+                        args = (str(p), self._name(s), disk, roots, rules)
+                        job = pool.submit(decode_step, *args)  # type: ignore[union-attr]
+                    futures[job] = s
+                for future in as_completed(futures):
+                    self._take(futures[future], future)
                 return
-            except (OSError, BrokenProcessPool) as exc:  # no processes here: decode in-thread
+            except (OSError, RuntimeError, BrokenProcessPool) as exc:  # decode in-thread
                 logger.warning("indexing in this process (%s)", exc)
+                if isinstance(exc, BrokenProcessPool | RuntimeError):
+                    reset_pool()  # its processes died, or it was shut down meanwhile
                 with self._lock:
                     paths = [(s, p) for s, p in paths if s.filename not in self._points]
         for step, path in paths:
@@ -248,6 +250,8 @@ class History:
         return f"{self.bucket}/{step.filename}"
 
     def _take(self, step: StepFile, future: Future) -> None:
+        if future.cancelled():
+            raise BrokenProcessPool("the pool was shut down")
         exc = future.exception()
         if isinstance(exc, BrokenProcessPool):
             raise exc

@@ -352,7 +352,10 @@ def test_without_processes_many_steps_are_decoded_in_the_thread(write_step, tmp_
     def no_processes(*args, **kwargs):  # a sandbox that forbids new processes
         raise OSError(errno.EPERM, "Operation not permitted")
 
-    monkeypatch.setattr(history, "ProcessPoolExecutor", no_processes)
+    from rollouts.store import indexer
+
+    indexer.reset_pool()  # the process's one pool: made again, which the sandbox forbids
+    monkeypatch.setattr(indexer, "ProcessPoolExecutor", no_processes)
     _, snapshot = history_of(tmp_path / "data")
     assert snapshot.done and snapshot.failed == {}
     assert series(snapshot.points, "reward_mean") == [0.5 + 0.5 * (s % 2) for s in range(count)]
