@@ -19,7 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from .errors import StoreError, unreadable
 from .files import FileIdentity, StepFile, step_name
 from .flags import FlagRules
 from .index import StepIndex
-from .indexer import reset_pool, shared_pool, submitting
+from .indexer import is_exiting, reset_pool, shared_pool, submitting
 from .reading import metrics_of
 from .stats import step_stats
 
@@ -234,6 +234,8 @@ class History:
                     self._take(futures[future], future)
                 return
             except (OSError, RuntimeError, BrokenProcessPool) as exc:  # decode in-thread
+                if is_exiting():
+                    return  # the pool was shut down with the process
                 logger.warning("indexing in this process (%s)", exc)
                 if isinstance(exc, BrokenProcessPool | RuntimeError):
                     reset_pool()  # its processes died, or it was shut down meanwhile
@@ -292,7 +294,7 @@ def decode_step_unless_busy(
 ) -> tuple[FileIdentity, dict[str, Any]] | None:
     """`decode_step`, or None at once when another process is indexing the step (its lock):
     the caller comes back to it later and finds the entry that process wrote."""
-    cache = DiskCache(disk, protected) if disk is not None else None
+    cache = _disk_cache(disk, protected) if disk is not None else None
     lock = None
     if cache is not None:
         deadline = time.monotonic() + LOCK_WAIT_S
@@ -320,6 +322,13 @@ def decode_step_unless_busy(
     finally:
         if lock is not None:
             lock.release()
+
+
+@lru_cache(maxsize=4)
+def _disk_cache(disk: str, protected: tuple[str, ...]) -> DiskCache:
+    """One `DiskCache` per directory and protected roots (a pool process decodes step after
+    step: resolving a thousand runs' roots each time would cost more than a small step)."""
+    return DiskCache(disk, protected)
 
 
 def _current_entry(

@@ -151,10 +151,11 @@ _exiting = threading.Event()
 def submitting() -> Iterator[bool]:
     """Around a pool's `submit`: whether it may (False once the process is exiting)."""
     with _spawning:
-        yield not _exiting.is_set()
+        yield not is_exiting()
 
 
 def is_exiting() -> bool:
+    """Whether the process is exiting (the exit hook below ran)."""
     return _exiting.is_set()
 
 
@@ -202,4 +203,11 @@ def _close_pool() -> None:
             _pool.shutdown(wait=False, cancel_futures=True)
 
 
-atexit.register(_close_pool)
+# concurrent.futures stops every pool in a `threading` exit hook, which runs before `atexit`'s;
+# ours is registered the same way and after it, so it runs first (they run last-in first-out)
+# and background work sees the exit before its pool breaks, instead of saying it broke.
+_register = getattr(threading, "_register_atexit", None)
+if _register is not None:
+    _register(_close_pool)
+else:  # pragma: no cover - every Python this supports has it
+    atexit.register(_close_pool)

@@ -36,6 +36,7 @@ class RunFolder:
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root).resolve()
+        self._root = str(self.root)
         self._lock = threading.Lock()
         # sub-folder name -> (its version, its data directory or None when it is no run)
         self._known: dict[str, tuple[tuple[int, int, int] | None, Path | None]] = {}
@@ -89,7 +90,7 @@ class RunFolder:
     def _run_at(self, name: str) -> tuple[Path | None, tuple[int, int, int] | None]:
         """The data directory of the sub-folder `name` (None: no run) and the sub-folder's
         version, from the memo while the sub-folder is as it was."""
-        path = self.root / name
+        path = os.path.join(self._root, name)  # strings: a thousand runs, no pathlib cost
         try:
             st = os.stat(path)  # follows a link; where it leads is checked below
         except OSError:
@@ -101,13 +102,10 @@ class RunFolder:
             memo = self._known.get(name)
         if memo is not None and memo[0] == version:
             return memo[1], version
-        try:
-            resolved = path.resolve(strict=True)
-        except (OSError, RuntimeError):
+        resolved = os.path.realpath(path)
+        if not resolved.startswith(self._root + os.sep) or not is_run(Path(resolved)):
             return None, version
-        if not resolved.is_relative_to(self.root) or not is_run(resolved):
-            return None, version
-        data_dir = rollouts_of(resolved)
+        data_dir = rollouts_of(Path(resolved))
         with self._lock:
             self._known[name] = (version, data_dir)
         return data_dir, version
@@ -117,7 +115,8 @@ def changed_ns(data_dir: Path, version: tuple[int, int, int] | None = None) -> i
     """The newest mtime of the run's folder (`version`), its data directory and its buckets'
     folders: a step file added changes its bucket's folder."""
     newest = version[1] if version is not None else 0
-    for path in (data_dir, *(data_dir / bucket for bucket in KNOWN_BUCKETS)):
+    base = str(data_dir)
+    for path in (base, *(os.path.join(base, bucket) for bucket in KNOWN_BUCKETS)):
         try:
             newest = max(newest, os.stat(path).st_mtime_ns)
         except OSError:
