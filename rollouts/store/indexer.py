@@ -98,6 +98,11 @@ class Indexer:
         with self._cv:
             self._queue.pop(key, None)
 
+    def keys(self) -> set[Hashable]:
+        """The keys queued now."""
+        with self._cv:
+            return set(self._queue)
+
     def queued(self, key: Hashable) -> bool:
         with self._cv:
             return key in self._queue or self._running == key

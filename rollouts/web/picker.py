@@ -58,6 +58,7 @@ class PickerRows:
         self._lock = threading.Lock()
         self._indexer = Indexer("run picker")
         self._asked: dict[str, float] = {}  # run name -> when its pages were last asked for
+        self._queued: dict[str, tuple[str, int]] = {}  # run name -> (its key, its changed_ns)
 
     # -- what a request reads ------------------------------------------------------------
     @staticmethod
@@ -105,9 +106,12 @@ class PickerRows:
         return sum(1 for run in runs if self._stale(run))
 
     def asked(self, name: str) -> None:
-        """A request for one of the run's pages: its row is made first."""
+        """A request for one of the run's pages: its row is made first (now, if it is queued)."""
         with self._lock:
             self._asked[name] = time.monotonic()
+            queued = self._queued.get(name)
+        if queued is not None:
+            self._indexer.rerank(queued[0], (0, -queued[1]))
 
     # -- the background work -------------------------------------------------------------
     def schedule(self, runs: list[ListedRun], shown: set[str]) -> None:
@@ -118,14 +122,19 @@ class PickerRows:
             self._asked = {n: t for n, t in self._asked.items() if now - t < ASKED_KEEP_S}
             asked = set(self._asked)
         listed = {str(run.data_dir) for run in runs}
-        for key in [key for key in list(self._rows) if key not in listed]:
-            self._rows.pop(key, None)
+        for key in {*list(self._rows), *self._indexer.keys()} - listed:
+            self._rows.pop(str(key), None)  # a run that left the folder
             self._indexer.discard(key)
+        queued = {}
         for run in runs:
             if not self._stale(run):
                 continue
+            key = str(run.data_dir)
             tier = 0 if run.name in asked else 1 if run.name in shown else 2
-            self._indexer.submit(str(run.data_dir), (tier, -run.changed_ns), self._task(run))
+            self._indexer.submit(key, (tier, -run.changed_ns), self._task(run))
+            queued[run.name] = (key, run.changed_ns)
+        with self._lock:
+            self._queued = queued
 
     def indexing(self) -> int:
         """Runs queued or being made."""
