@@ -58,7 +58,7 @@ MB = 1_000_000
 TEMPLATES = (("rise", 0), ("plateau", 1), ("collapse", 2), ("rise", 3))  # (curve, seed)
 NEW_RUN = "run-new"
 POLL_EVERY_S = 0.5
-PROBES, PROBE_EVERY_S = 20, 0.25
+PROBES, PROBE_EVERY_S, PROBE_DELAY_S = 20, 0.25, 0.1
 IDLE_PROBES = 20
 NEW_RUN_WAIT_S, NEW_RUN_EVERY_S = 30.0, 0.25
 START_TIMEOUT_S = 120.0
@@ -185,6 +185,7 @@ class Prober(threading.Thread):
         self.url, self.done, self.phase, self.timeout = url, done, phase, timeout
 
     def run(self) -> None:
+        self.done.wait(PROBE_DELAY_S)  # the picker's first request goes first
         for _ in range(PROBES):
             if self.done.is_set():
                 return
@@ -235,9 +236,11 @@ def memory(server: ServerProcess, phase: Phase) -> None:
     for worker in server.workers():
         try:
             phase.worker_rss.append(proc_status(worker)["VmRSS"])
-            for pool in child_pids(worker):
-                phase.pool_rss += proc_status(pool)["VmRSS"]
-                phase.pools += 1
+            for child in child_pids(worker):
+                # The index pool's processes (multiprocessing's spawn), not its resource tracker.
+                if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    phase.pool_rss += proc_status(child)["VmRSS"]
+                    phase.pools += 1
         except (OSError, KeyError):
             continue
 
@@ -348,7 +351,10 @@ def figures(phase: Phase, restart: bool, timeout: float) -> list[str]:
         f"{len(phase.indexing_probes)} / {phase.later_probes} / {len(phase.probe_errors)}",
         seconds(idle),
         f"{indexing / idle:.1f}x" if indexing is not None and idle else "-",
-        mb(sum(phase.worker_rss)),
+        mb(sum(phase.worker_rss))
+        + (
+            f" ({' + '.join(mb(r) for r in phase.worker_rss)})" if len(phase.worker_rss) > 1 else ""
+        ),
         f"{mb(phase.pool_rss)} in {phase.pools}",
         new_run,
     ]

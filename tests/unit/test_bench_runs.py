@@ -83,7 +83,7 @@ def test_verdict(value: float | None, target: float, expected: str) -> None:
 
 def test_report_marks_each_figure_against_its_target() -> None:
     cold = bench_runs.Phase(first_s=0.4, all_read_s=30.0, indexing_probes=[0.1, 0.2, 0.9])
-    warm = bench_runs.Phase(first_s=2.5, all_read_s=4.0, indexing_probes=[])
+    warm = bench_runs.Phase(first_s=2.5, all_read_s=4.0, worker_rss=[40_000_000, 43_000_000])
     warm.new_run_measured = True
     args = argparse.Namespace(steps=25, samples=64, timeout=600.0)
     rows = {
@@ -99,6 +99,7 @@ def test_report_marks_each_figure_against_its_target() -> None:
     assert "0.900 s MISSES" in rows["sample page while indexing, max"]
     assert "n/a (not indexing)" in rows["sample page while indexing, p50"]
     assert "not shown" in rows["a new run folder listed (run-new)"]
+    assert "83 MB (40 MB + 43 MB)" in rows["worker RSS once done (all workers)"]
 
 
 def test_picker_html_states() -> None:
