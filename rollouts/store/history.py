@@ -292,21 +292,18 @@ def decode_step_unless_busy(
     lock = None
     if cache is not None:
         deadline = time.monotonic() + LOCK_WAIT_S
-        waited = False
         while (lock := cache.try_lock(Path(path))) is None:
             if skip_busy:
                 return None
             if time.monotonic() > deadline:
                 break  # held too long: index it here too
-            waited = True
             time.sleep(LOCK_POLL_S)
-        if waited:  # another process indexed it meanwhile: its entry, if it is still current
-            found = _current_entry(cache, Path(path), rules)
-            if found is not None:
-                if lock is not None:
-                    lock.release()
-                return found
     try:
+        # Another process may have indexed it since the caller looked for its entry (waited
+        # for here, or done between that look and this lock): its entry, if still current.
+        found = _current_entry(cache, Path(path), rules) if cache is not None else None
+        if found is not None:
+            return found
         index = StepIndex.build(Path(path), name)
         columns = index.ensure_columns()
         stats = step_stats(columns, index.invalid, FlagRules.from_mapping(rules))
