@@ -197,3 +197,27 @@ def test_pending_rows_fill_in_without_a_reload(tab: Tab, tmp_path: Path):
         assert navigations == 1
         tab.close()
     tab.assert_clean()
+
+
+def test_a_refresh_of_the_rows_keeps_the_keyboard_focus(tab: Tab, tmp_path: Path):
+    parent = tmp_path / "runs"
+    parent.mkdir()
+    names = write_picker_runs(parent, 12, 4, steps=6)
+    page = tab.page
+    with run_visualize(parent) as server:
+        response = page.goto(server.url("/"))  # the cold server's first picker request
+        assert response is not None and "rv-run-pending" in response.text()
+        # A keyboard user on the third row's link while the rows are read in.
+        link = page.locator(f'#rv-runs tr[data-run="{names[2]}"] a.rv-run')
+        link.focus()
+        page.evaluate("document.querySelector('#rv-runs tbody').dataset.first = 'yes'")
+        page.wait_for_function(  # runs.js swapped the rows in at least once
+            "() => !document.querySelector('#rv-runs tbody').dataset.first"
+        )
+        focused = page.evaluate(
+            "() => [document.activeElement.className, "
+            "document.activeElement.closest('tr')?.dataset.run]"
+        )
+        assert focused == ["rv-run", names[2]]
+        tab.close()
+    tab.assert_clean()
