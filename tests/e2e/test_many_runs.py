@@ -16,6 +16,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
+import subprocess
+import time
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -346,3 +349,41 @@ def test_a_sample_page_answers_while_hundreds_of_runs_index(tmp_path):
             assert b"answer 0" in body  # the sample's own response, from its step file
         # The check above ran while the picker was still indexing (else it proves nothing).
         assert not runs_api(server)["done"]
+
+
+# -- a lock left behind ----------------------------------------------------------------------------
+def test_a_lock_left_by_a_process_that_died_is_taken_over(tmp_path):
+    parent = tmp_path / "runs"
+    parent.mkdir()
+    cache = private_dir(tmp_path / "disk-cache")
+    write_runs(parent, 6, steps=3)
+    with run_visualize(parent, "--disk-cache", str(cache)) as server:
+        wait_done(server)
+    found = entries(cache)
+    assert len(step_entries(found)) == 18 and locks(found) == []
+    # A viewer died while it indexed one step: its entry not written, its lock still there,
+    # held by a pid that no longer exists (a process of ours, started and reaped).
+    dead = _reaped_pid()
+    victim = sorted(step_entries(found))[0]
+    (cache / victim).unlink()
+    (cache / f"{victim}.lock").write_text(f"{socket.gethostname()} {dead} {time.time():.3f}")
+    for name in run_entries(found):  # the runs' compact entries gone too: steps are read
+        (cache / name).unlink()
+    with run_visualize(parent, "--disk-cache", str(cache)) as server:
+        done = wait_done(server)
+        assert all(row["state"] == "read" for row in done["runs"]), done["runs"]
+    after = entries(cache)
+    assert locks(after) == []
+    assert victim in after  # decoded by the new viewer, which took the lock over
+    assert len(step_entries(after)) == 18
+    assert {n: i for n, i in step_entries(after).items() if n != victim} == {
+        n: i for n, i in step_entries(found).items() if n != victim
+    }  # the other steps were read from their entries, not written again
+
+
+def _reaped_pid() -> int:
+    """The pid of a process that has exited and been reaped (so no process has it now, unless
+    the system reused it at once)."""
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
