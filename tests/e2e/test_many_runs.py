@@ -177,10 +177,11 @@ def cold(many: tuple[Path, Path, list[str]]) -> Iterator[ServerProcess]:
         yield server
 
 
-def test_the_first_answer_lists_every_run_with_rows_still_being_read(cold, many):
-    _, _, names = many
-    first = picker_html(cold)  # the very first picker request of a cold server
-    second = picker_html(cold, "?page=2")
+def test_the_first_answer_lists_every_run_with_rows_still_being_read(many, tmp_path):
+    parent, _, names = many
+    with run_visualize(parent, "--disk-cache", str(private_dir(tmp_path / "cache"))) as fresh:
+        first = picker_html(fresh)  # the very first picker request of a cold server
+        second = picker_html(fresh, "?page=2")
     assert list(first.rows) == names[:PER_PAGE]
     assert list(second.rows) == names[PER_PAGE:]
     # Cold: no row was made before this request, and the request does not decode steps.
@@ -203,9 +204,9 @@ def test_every_reading_comes_in_and_matches_its_steps(cold, many):
         expected = sum(((i + STEPS - 1) % 4) / 4 for i in range(SAMPLES)) / SAMPLES
         assert row["latest_reward"] == pytest.approx(expected)
         assert row["reading"] is not None and row["reading"]["verdict"]["state"]
-    found = entries(cache)
-    assert len(step_entries(found)) == RUNS * STEPS
-    assert len(run_entries(found)) == RUNS
+    found = entries(cache)  # (with the entries of runs other tests add and remove meanwhile)
+    assert len(step_entries(found)) >= RUNS * STEPS
+    assert len(run_entries(found)) >= RUNS
     assert locks(found) == []
     html = picker_html(cold)
     assert not html.table_indexing
@@ -215,6 +216,13 @@ def test_every_reading_comes_in_and_matches_its_steps(cold, many):
 def test_a_run_folder_made_while_serving_shows_up(cold, many):
     parent, _, _ = many
     write_run(parent / "late-arrival", 3, SAMPLES, salt=1)
+    try:
+        a_run_shows_up(cold)
+    finally:  # the other tests of `cold` count the folder's runs
+        shutil.rmtree(parent / "late-arrival")
+
+
+def a_run_shows_up(cold: ServerProcess) -> None:
     found = wait_for(
         lambda: runs_api(cold, "?q=late-*"),
         "the new run in the picker",
@@ -271,10 +279,13 @@ def test_bad_picker_queries_never_fail_the_server(cold):
     assert runs_api(cold, "?page=99999")["page"] == 2  # clamped to the last
 
 
-def test_a_restart_takes_the_rows_from_the_disk_cache_without_decoding(cold, many):
-    parent, cache, names = many
-    wait_done(cold)
-    cold.stop()
+def test_a_restart_takes_the_rows_from_the_disk_cache_without_decoding(tmp_path):
+    parent = tmp_path / "runs"
+    parent.mkdir()
+    cache = private_dir(tmp_path / "disk-cache")
+    names = write_runs(parent, RUNS, steps=2)
+    with run_visualize(parent, "--disk-cache", str(cache)) as cold:
+        wait_done(cold)
     before = entries(cache)
     assert locks(before) == []
     with run_visualize(parent, "--disk-cache", str(cache)) as warm:
@@ -284,7 +295,7 @@ def test_a_restart_takes_the_rows_from_the_disk_cache_without_decoding(cold, man
         # the page's 50 fit the request's budget depends on the machine: at least one does.
         assert any(row["state"] == "read" for row in first["runs"]), first["runs"]
         done = wait_done(warm)
-        assert done["listed"] == len(names) + 1  # the late arrival is still there
+        assert done["listed"] == len(names)
         rows = every_page(warm)
         assert all(row["state"] == "read" for row in rows.values())
         after = entries(cache)
