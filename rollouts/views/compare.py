@@ -17,7 +17,6 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from ..conf import conf
 from ..presentation import WORDS_COMPARED, paired, side
 from ..store import (
     SOLVED_ABOVE,
@@ -40,6 +39,7 @@ from ..web import (
     data_dir_of,
     get_catalog,
     json_response,
+    listed_runs,
     step_url,
 )
 from .bucket_twins import ChosenPrompt, ChosenSample, CompareTwin
@@ -194,8 +194,9 @@ def difference_tones(difference: dict[str, Any] | None) -> dict[str, str]:
 
 def step_choices(request: HttpRequest, bucket: str, chosen: list[str]) -> list[dict[str, Any]]:
     """The steps the picker offers, newest first: this run's (`STEP`), then each other run's of
-    ROLLOUTS_DATA_DIRS that has the bucket (`RUN:STEP`), as `[{"label", "values"}]`; a chosen
-    value none of them lists (`RUN:STEP` naming this very run) comes first, so it shows."""
+    ROLLOUTS_DATA_DIRS (or the folder of runs) that has the bucket (`RUN:STEP`), as
+    `[{"label", "values"}]`; a chosen value none of them lists (`RUN:STEP` naming this very
+    run) comes first, so it shows."""
     groups = [
         {
             "label": "this run",
@@ -203,7 +204,7 @@ def step_choices(request: HttpRequest, bucket: str, chosen: list[str]) -> list[d
         }
     ]
     here = current_run(request)
-    for run, directory in conf.DATA_DIRS.items():
+    for run, directory in ((listed.name, listed.data_dir) for listed in listed_runs()):
         if run == here:
             continue
         try:

@@ -17,7 +17,6 @@ from django.template.response import TemplateResponse
 from django.urls import get_script_prefix, reverse
 from django.utils.safestring import mark_safe
 
-from ..conf import conf
 from ..presentation import run_colour_index
 from ..store import Point, Snapshot, StoreError, curves, dumps_strict, metric_cards
 from ..web import (
@@ -30,6 +29,7 @@ from ..web import (
     history_of,
     int_param,
     json_response,
+    listed_runs,
     reference_lines,
     step_entries,
     store_for,
@@ -102,12 +102,14 @@ def api_trends(request: HttpRequest, bucket: str) -> HttpResponseBase:
 
 def run_choices(request: HttpRequest, bucket: str) -> list[RunChoice]:
     """The runs whose curves of this bucket can be overlaid on this one's: with several runs
-    (ROLLOUTS_DATA_DIRS), every run that has the bucket, each with its trends JSON; none else."""
+    (ROLLOUTS_DATA_DIRS, or the folder of runs), every run that has the bucket, each with its
+    trends JSON; none else."""
     current = current_run(request)
-    if current is None or len(conf.DATA_DIRS) < 2:
+    runs = listed_runs() if current is not None else []
+    if len(runs) < 2:
         return []
     choices: list[RunChoice] = []
-    for name, path in conf.DATA_DIRS.items():
+    for name, path in ((run.name, run.data_dir) for run in runs):
         try:
             if bucket not in catalog_of(path).buckets():
                 continue
