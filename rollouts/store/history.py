@@ -304,14 +304,12 @@ def decode_step_unless_busy(
             if time.monotonic() > deadline:
                 break  # held too long: index it here too
             time.sleep(LOCK_POLL_S)
-        # Another process may have indexed it between our look at the cache and the lock
-        # (or while we waited): its entry, if it is still current, instead of a second decode.
-        found = _current_entry(cache, Path(path), rules)
-        if found is not None:
-            if lock is not None:
-                lock.release()
-            return found
     try:
+        # Another process may have indexed it since the caller looked for its entry (waited
+        # for here, or done between that look and this lock): its entry, if still current.
+        found = _current_entry(cache, Path(path), rules) if cache is not None else None
+        if found is not None:
+            return found
         index = StepIndex.build(Path(path), name)
         columns = index.ensure_columns()
         stats = step_stats(columns, index.invalid, FlagRules.from_mapping(rules))

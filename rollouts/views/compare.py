@@ -194,8 +194,9 @@ def difference_tones(difference: dict[str, Any] | None) -> dict[str, str]:
 
 def step_choices(request: HttpRequest, bucket: str, chosen: list[str]) -> list[dict[str, Any]]:
     """The steps the picker offers, newest first: this run's (`STEP`), then each other run's of
-    ROLLOUTS_DATA_DIRS that has the bucket (`RUN:STEP`), as `[{"label", "values"}]`; a chosen
-    value none of them lists (`RUN:STEP` naming this very run) comes first, so it shows."""
+    ROLLOUTS_DATA_DIRS (or the folder of runs) that has the bucket (`RUN:STEP`), as
+    `[{"label", "values"}]`; a chosen value none of them lists (`RUN:STEP` naming this very
+    run) comes first, so it shows."""
     groups = [
         {
             "label": "this run",

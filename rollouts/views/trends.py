@@ -102,7 +102,8 @@ def api_trends(request: HttpRequest, bucket: str) -> HttpResponseBase:
 
 def run_choices(request: HttpRequest, bucket: str) -> list[RunChoice]:
     """The runs whose curves of this bucket can be overlaid on this one's: with several runs
-    (ROLLOUTS_DATA_DIRS), every run that has the bucket, each with its trends JSON; none else."""
+    (ROLLOUTS_DATA_DIRS, or at most 20 of the folder of runs: `overlay_runs`), every run that
+    has the bucket, each with its trends JSON; none else."""
     current = current_run(request)
     if current is None:
         return []

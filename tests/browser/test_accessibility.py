@@ -1,6 +1,7 @@
 """axe-core on every page type, light and dark: no serious or critical violation. The pages are
 those of `./run demo`'s data (three runs) and the Training page of the demo trainer's spec, at
-desktop width and on a phone (390 px, the header's menu open), and in the states a page takes:
+desktop width and on a phone (390 px, the header's menu open), the run picker of 60 runs
+filtered and paged, and in the states a page takes:
 reading mode on, and a training job running, paused, stopped and failed."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.support.a11y import axe_violations
-from tests.support.demo_pages import PAGES, demo_viewer
+from tests.support.demo_pages import PAGES, PICKER_PAGE, demo_viewer, picker_viewer
 from tests.support.servers import REPO_ROOT, ServerProcess, run_visualize
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
@@ -23,6 +24,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     with demo_viewer(tmp_path_factory.mktemp("demo") / "runs") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def many_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    with picker_viewer(tmp_path_factory.mktemp("picker") / "runs") as server:
         yield server
 
 
@@ -69,6 +76,15 @@ def test_no_serious_accessibility_violation(browser, demo, name, theme):
 @pytest.mark.parametrize("name", PAGES)
 def test_no_serious_accessibility_violation_on_a_phone(browser, demo, name, theme):
     assert check(browser, demo.url(demo.pages[name]), theme, width=PHONE_WIDTH) == []
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1440, PHONE_WIDTH])
+def test_no_serious_accessibility_violation_on_the_run_picker_filtered_and_paged(
+    browser, many_runs, theme, width
+):
+    # 60 runs: the filter form filled in, 50 rows and the link to page 2.
+    assert check(browser, many_runs.url(PICKER_PAGE), theme, width=width) == []
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])

@@ -11,7 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rollouts.store.promptid import format_prompt_id, prompt_id_of_value
-from tests.support.servers import ServerProcess, run_visualize
+from tests.support.data import write_picker_runs
+from tests.support.servers import ServerProcess, get_json, run_visualize
+from tests.support.wait import wait_for
 
 RUN = "/runs/steady-rise"
 PAGES = {
@@ -57,4 +59,26 @@ def demo_viewer(root: Path) -> Iterator[ServerProcess]:
     latest = write_demo_runs(root)
     with run_visualize(root) as server:
         server.pages = page_urls(latest)  # type: ignore[attr-defined]
+        yield server
+
+
+# The run picker of a folder of more runs than a page holds, filtered and sorted: the filter
+# form filled in and the paging links (`write_picker_runs`' runs: 55 grpo-NN, 5 ppo-NN).
+PICKER_PAGE = "/?q=grpo-*&sort=name&order=desc"
+PICKER_READ_WITHIN = 120.0  # s: a bound on the wait for every reading, never a speed claim
+
+
+@contextmanager
+def picker_viewer(parent: Path) -> Iterator[ServerProcess]:
+    """`visualize PARENT` on 60 runs written under `parent`, once every reading is in."""
+    parent.mkdir(parents=True, exist_ok=True)
+    write_picker_runs(parent, 55, 5)
+    with run_visualize(parent) as server:
+        wait_for(
+            lambda: get_json(server.url("/api/runs"))[1],
+            "every run's reading",
+            PICKER_READ_WITHIN,
+            until=lambda data: data["done"],
+            interval=0.3,
+        )
         yield server

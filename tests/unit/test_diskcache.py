@@ -416,25 +416,6 @@ def test_history_pool_processes_check_the_cache_directory_too(write_step, tmp_pa
     assert files_in(data) == before
 
 
-def test_a_step_another_process_indexed_before_the_lock_is_read_not_decoded_again(
-    write_step, tmp_path, monkeypatch
-):
-    # Another worker (here: this process, earlier) wrote the entry after our look at the cache
-    # and released its lock before we took it: we read its entry instead of a second decode.
-    from rollouts.store import history
-
-    path = write_step("train", 0, records())
-    cache = tmp_path / "cache"
-    _, first = history.decode_step(str(path), "train/0.jsonl", str(cache))
-
-    def no_decoding(*args, **kwargs):
-        raise AssertionError("decoded a step whose entry was there")
-
-    monkeypatch.setattr(history.StepIndex, "build", no_decoding)
-    found = history.decode_step_unless_busy(str(path), "train/0.jsonl", str(cache))
-    assert found is not None and found[1] == first
-
-
 def test_a_lone_surrogate_is_kept_on_disk_as_the_pages_show_it(client, write_step, cache_dir):
     # Python's json.dumps writes text decoded with surrogateescape as a lone surrogate escape;
     # msgpack cannot hold one, but decoding replaced it already (U+FFFD), so the step is kept.

@@ -16,7 +16,9 @@ function refresh() {
       const page = new DOMParser().parseFromString(text, "text/html");
       const fresh = page.getElementById("rv-runs");
       if (!fresh) return;
+      const kept = focusedIn(table.tBodies[0]);
       table.replaceChild(document.importNode(fresh.tBodies[0], true), table.tBodies[0]);
+      if (kept) refocus(table.tBodies[0], kept);
       const count = document.getElementById("rv-runs-count");
       const freshCount = page.getElementById("rv-runs-count");
       if (count && freshCount) count.textContent = freshCount.textContent;
@@ -28,6 +30,21 @@ function refresh() {
     .then(() => {
       if (table.hasAttribute("data-indexing")) setTimeout(refresh, EVERY_MS);
     });
+}
+
+// The keyboard focus on a row's link survives the swap: the same link of the same run's row,
+// when the fresh rows still show it (else it stays on the page, as any removed element's).
+function focusedIn(tbody) {
+  const active = document.activeElement;
+  const row = active && tbody.contains(active) ? active.closest("tr[data-run]") : null;
+  if (!row) return null;
+  const links = [...row.querySelectorAll("a")];
+  return { run: row.dataset.run, index: links.indexOf(active) };
+}
+
+function refocus(tbody, kept) {
+  const row = [...tbody.rows].find((r) => r.dataset.run === kept.run);
+  row?.querySelectorAll("a")[kept.index]?.focus({ preventScroll: true });
 }
 
 export function startRuns() {
