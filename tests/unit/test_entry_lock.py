@@ -75,7 +75,7 @@ class Child:
     """A Python process of ours, talked to a line at a time, every read bounded."""
 
     def __init__(self, script: str, *args: str) -> None:
-        self.proc = subprocess.Popen(  # noqa: S603 - our own interpreter and script
+        self.proc = subprocess.Popen(
             [sys.executable, "-c", script, *args],
             cwd=REPO_ROOT,
             stdin=subprocess.PIPE,

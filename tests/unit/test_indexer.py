@@ -87,8 +87,13 @@ def test_submitting_again_with_a_lower_rank_moves_a_task_forward(gate):
 def test_a_task_that_asks_for_a_delay_runs_again_after_it_and_others_meanwhile(gate):
     indexer, log = Indexer("test"), Log()
     gated(indexer, gate, log)
-    runs = iter([0.3, None])  # busy the first time (e.g. another process indexes it): later
-    indexer.submit("later", (0,), lambda: (log.ran.append("later"), next(runs))[1])
+    delays = iter([0.3, None])  # busy the first time (e.g. another process indexes it): later
+
+    def later() -> float | None:
+        log.ran.append("later")
+        return next(delays)
+
+    indexer.submit("later", (0,), later)
     indexer.submit("next", (1,), log.task("next"))
     gate.set()
     assert log.until(4) == ["gate", "later", "next", "later"]

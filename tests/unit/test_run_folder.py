@@ -165,7 +165,12 @@ def test_a_second_listing_reads_no_unchanged_sub_folder_again(root, monkeypatch)
     folder = RunFolder(root)
     seen: list[Path] = []
     real = runfolder.is_run
-    monkeypatch.setattr(runfolder, "is_run", lambda path: seen.append(path) or real(path))
+
+    def counted(path: Path) -> bool:
+        seen.append(path)
+        return real(path)
+
+    monkeypatch.setattr(runfolder, "is_run", counted)
     assert len(folder.listing()) == 5
     assert len(seen) == 5
     seen.clear()
