@@ -15,7 +15,7 @@ import pytest
 
 from rollouts.store import Catalog, FileIdentity, FlagRules, Point, StepIndex
 from rollouts.store import runsummary as runsummary_module
-from rollouts.store.disk.cache import DiskCache
+from rollouts.store.disk import DiskCache, protect, served_roots
 from rollouts.store.runsummary import load_points, run_points, save_points
 from tests.support.data import relax_line, sample
 
@@ -171,3 +171,38 @@ def test_a_step_removed_since_the_listing_fails_with_its_name(catalog):
     assert [p.step for p in found.points] == [0, 1]
     assert "2.jsonl" in found.failed["2.jsonl"]
     assert str(catalog.root) not in found.failed["2.jsonl"]
+
+
+def test_with_a_thousand_runs_served_a_disk_cache_access_walks_none_of_them(
+    disk, tmp_path, monkeypatch
+):
+    """A folder of runs protects each run's data directory: a cache read, write or lock (one
+    per step of every run) must not compare its directory with each of them, nor a pool
+    process resolve them all again for each step."""
+    for i in range(1000):
+        protect(tmp_path / "runs" / f"run{i}")
+    roots = served_roots()  # what a pool process is handed with each step
+    DiskCache(disk.directory, roots).save_blob(tmp_path / "some run", "run", b"x")
+    compared: list[Path] = []
+    resolved: list[Path] = []
+    for name, calls in (("is_relative_to", compared), ("relative_to", compared),
+                        ("resolve", resolved)):  # fmt: skip
+        real = getattr(Path, name)
+
+        def counted(path: Path, *args: Any, real: Any = real, calls: list[Path] = calls) -> Any:
+            calls.append(path)
+            return real(path, *args)
+
+        monkeypatch.setattr(Path, name, counted)
+    cache = DiskCache(disk.directory, roots)
+    assert cache.load_blob(tmp_path / "some run", "run") == b"x"
+    cache.save_blob(tmp_path / "some run", "run", b"y")
+    held = cache.try_lock(tmp_path / "some run")
+    assert held is not None
+    held.release()
+    assert len(compared) < 50 and len(resolved) < 50
+    # (and still refused inside any of them)
+    assert DiskCache(tmp_path / "runs" / "run7" / "cache", roots).problem() is not None
+    monkeypatch.undo()
+    inside = DiskCache(tmp_path / "runs" / "run999" / "x", ["/nowhere"])
+    assert inside.problem() is not None
