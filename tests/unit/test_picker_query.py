@@ -177,9 +177,12 @@ def test_the_name_filter_is_a_substring_or_a_glob_either_case(client, folder):
 
 
 def test_readings_fill_in_and_filter_and_the_newest_step_sorts_first(client, folder):
+    # The first look: nothing read yet, every run pending (three pages of them).
+    page = client.get(f"{PREFIX}/?reading=pending").content.decode()
+    assert "data-indexing" in page and "page 1 of 3" in page
+    assert page.count('class="rv-run-item rv-run-pending"') == PER_PAGE
     first = api(client)
-    assert first["done"] is False and first["pending"] == COUNT
-    assert api(client, "?reading=pending")["total"] == COUNT
+    assert first["done"] is False and first["pending"] > 0
     body = indexed(client)
     assert set(body) == TOP_KEYS
     assert (body["pending"], body["gone"]) == (0, [])
