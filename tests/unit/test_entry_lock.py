@@ -5,6 +5,7 @@ and release never removes another's lock."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import select
@@ -266,3 +267,46 @@ def test_decoding_skips_a_step_another_process_indexes_or_waits_and_reads_its_en
     assert metrics_of(stats) == metrics_of(expected)
     assert metrics_of(stats)["reward_mean"] == pytest.approx(sum(i / 4 for i in range(4)) / 4)
     assert not (cache_dir / lock_name(step)).exists()
+
+
+@pytest.mark.parametrize("content", ["", "half-written", "a b c d"])
+def test_a_lock_that_says_no_owner_is_respected_while_fresh_and_taken_over_once_stale(
+    cache_dir, step, content
+):
+    """Its owner died between creating it and writing it (or the machine did, before the
+    write reached the disk): only its age can tell, as for any owner."""
+    cache = DiskCache(cache_dir)
+    lock_file = cache_dir / lock_name(step)
+    lock_file.write_text(content)
+    assert cache.try_lock(step) is None  # perhaps being written this very moment
+    old = time.time() - lock_module.STALE_S - 60
+    os.utime(lock_file, (old, old))
+    held = cache.try_lock(step)
+    assert held is not None
+    assert owner_of(lock_file)[1] == str(os.getpid())
+    held.release()
+
+
+def test_a_disk_too_full_to_write_the_lock_indexes_without_one_and_leaves_none(
+    cache_dir, step, monkeypatch
+):
+    real = os.fdopen
+
+    def full(fd: int, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        opened = real(fd, mode, *args, **kwargs)
+        if "w" in mode:
+
+            def write(text: str) -> int:
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+            opened.write = write
+        return opened
+
+    cache = DiskCache(cache_dir)
+    before = len(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(os, "fdopen", full)
+    held = cache.try_lock(step)
+    monkeypatch.undo()
+    assert held is lock_module.UNLOCKED  # as alone, as with a read-only directory
+    assert not (cache_dir / lock_name(step)).exists()  # no empty lock for the others to wait on
+    assert len(os.listdir("/proc/self/fd")) == before  # the directory's descriptor closed
