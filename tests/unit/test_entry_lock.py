@@ -292,15 +292,24 @@ def test_a_disk_too_full_to_write_the_lock_indexes_without_one_and_leaves_none(
 ):
     real = os.fdopen
 
+    class Full:
+        """A file whose write finds the disk full."""
+
+        def __init__(self, opened: Any) -> None:
+            self.opened = opened
+
+        def __enter__(self) -> Full:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.opened.close()
+
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
     def full(fd: int, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
         opened = real(fd, mode, *args, **kwargs)
-        if "w" in mode:
-
-            def write(text: str) -> int:
-                raise OSError(errno.ENOSPC, "No space left on device")
-
-            opened.write = write
-        return opened
+        return Full(opened) if "w" in mode else opened
 
     cache = DiskCache(cache_dir)
     before = len(os.listdir("/proc/self/fd"))
