@@ -276,3 +276,17 @@ def test_a_restart_has_the_shown_page_from_the_disk_entries_in_its_first_answer(
     assert first["pending"] == COUNT - PER_PAGE  # the other pages: made in the background
     assert indexed(client)["pending"] == 0
     assert decoded == []  # a restart costs the steps' stats, never a read of a step
+
+
+def test_pages_asked_for_under_any_name_keep_a_bounded_memory(client, few):
+    """Every page under runs/<name>/ puts that run first in line, whatever the name (a 404
+    too): a stream of made-up names must not grow the process without end."""
+    rows = picker_module.picker_rows()
+    made_up = 20_000
+    for i in range(made_up):
+        rows.asked(f"made-up-{i}")
+    kept = len(rows._asked)
+    assert kept < made_up // 2
+    assert "made-up-0" not in rows._asked and f"made-up-{made_up - 1}" in rows._asked
+    assert client.get(f"{PREFIX}/runs/made-up-x/").status_code == 404
+    assert "made-up-x" in rows._asked and len(rows._asked) == kept  # the newest is kept
