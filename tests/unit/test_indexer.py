@@ -87,7 +87,7 @@ def test_submitting_again_with_a_lower_rank_moves_a_task_forward(gate):
 def test_a_task_that_asks_for_a_delay_runs_again_after_it_and_others_meanwhile(gate):
     indexer, log = Indexer("test"), Log()
     gated(indexer, gate, log)
-    delays = iter([0.3, None])  # busy the first time (e.g. another process indexes it): later
+    delays = iter([0.5, None])  # busy the first time (e.g. another process indexes it): later
 
     def later() -> float | None:
         log.ran.append("later")

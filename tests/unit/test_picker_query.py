@@ -170,6 +170,9 @@ def test_the_name_filter_is_a_substring_or_a_glob_either_case(client, folder):
     assert [row["name"] for row in glob["runs"]] == expected and expected
     assert api(client, "?q=*-00[12]")["total"] == 2  # PPO-000 is not one
     assert api(client, "?q=nothing*")["total"] == 0
+    assert api(client, "?q=*")["total"] == COUNT
+    assert api(client, "?q=[")["total"] == 0  # an unclosed bracket: itself, no error
+    assert api(client, "?q=%20%20")["total"] == COUNT  # blank: no filter
     second = client.get(f"{PREFIX}/?q=GRPO&page=2").content.decode()
     assert rows_html(second) == [n for n in LISTED if n.startswith("grpo-")][PER_PAGE:]
     paged = api(client, "?q=grpo&page=2")

@@ -80,6 +80,8 @@ def test_a_run_created_after_a_listing_is_in_the_next(root):
 
 def test_a_folder_that_becomes_a_run_is_listed_then(root):
     (root / "later").mkdir()
+    old = time.time() - 1000  # (a change then gives another mtime however coarse the clock)
+    os.utime(root / "later", (old, old))
     folder = RunFolder(root)
     assert names(folder) == []  # kept as "no run" for this version of the folder
     (root / "later" / "train").mkdir()
