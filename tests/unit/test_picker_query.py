@@ -293,3 +293,31 @@ def test_pages_asked_for_under_any_name_keep_a_bounded_memory(client, few):
     assert "made-up-0" not in rows._asked and f"made-up-{made_up - 1}" in rows._asked
     assert client.get(f"{PREFIX}/runs/made-up-x/").status_code == 404
     assert "made-up-x" in rows._asked and len(rows._asked) == kept  # the newest is kept
+
+
+def restart(monkeypatch) -> None:
+    """A new process: no rows, no catalogs, no index cache; the disk cache as it was."""
+    monkeypatch.setattr(picker_module, "_rows", None)
+    monkeypatch.setattr(runs_module, "_catalogs", {})
+    monkeypatch.setattr(runs_module, "_folders", {})
+    caches["rollouts"].clear()
+    monkeypatch.setattr(picker_module, "REQUEST_BUDGET_S", INDEXED_S)  # however slow this host
+
+
+@pytest.mark.parametrize("sort", ["steps", "reading"])
+def test_a_page_sorted_by_rows_it_did_not_have_yet_is_not_done(client, served, monkeypatch, sort):
+    """After a restart the first answer reads the shown rows from the disk entries, but it
+    ordered (or filtered) the runs before it had them: it must say so (not done, the page
+    refreshing), and the next answer has them in order."""
+    for name, steps in (("alpha", 1), ("beta", 3), ("gamma", 2)):
+        write_run(served, name, 10, steps=steps)
+    query = "?reading=pending" if sort == "reading" else f"?sort={sort}&order=desc"
+    truth = [row["name"] for row in indexed(client, query)["runs"]]
+    restart(monkeypatch)
+    first = api(client, query)
+    names = [row["name"] for row in first["runs"]]
+    assert names == truth or not first["done"]
+    restart(monkeypatch)
+    page = client.get(f"{PREFIX}/{query}").content.decode()
+    assert rows_html(page) == truth or "data-indexing" in page
+    assert [row["name"] for row in indexed(client, query)["runs"]] == truth
