@@ -108,8 +108,9 @@ class Indexer:
             return key in self._queue or self._running == key
 
     def __len__(self) -> int:
-        with self._cv:
-            return len(self._queue) + (self._running is not None)
+        with self._cv:  # the running task stays queued until it is done: counted once
+            running = self._running is not None and self._running not in self._queue
+            return len(self._queue) + running
 
     def _next(self) -> tuple[Hashable, Task] | None:
         """The lowest-ranked task that may run now (waiting for one), or None when empty."""

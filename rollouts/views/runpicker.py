@@ -93,6 +93,11 @@ def picker(request: HttpRequest) -> dict[str, Any]:
     shown_rows = [rows.row(run, deadline) for run in shown]
     rows.schedule(listed, {run.name for run in shown})
     pending = rows.pending(listed)
+    # Ordered or filtered by rows it did not have yet (made just now, e.g. from the disk
+    # entries after a restart): the next answer orders them by what they say.
+    provisional = bool(reading or sort not in ("", "name")) and any(
+        known[run.name] is None for run in shown
+    )
     state = {"q": query, "reading": reading, "sort": sort, "order": order}
     return {
         "runs": shown_rows,
@@ -102,11 +107,12 @@ def picker(request: HttpRequest) -> dict[str, Any]:
         "pages": pages,
         "per_page": PER_PAGE,
         "pending": pending,
-        "done": pending == 0 and rows.indexing() == 0,
+        "done": pending == 0 and rows.indexing() == 0 and not provisional,
         "gone": gone_runs(),
         "next_url": _url(state, page + 1) if page < pages else None,
         "prev_url": _url(state, page - 1) if page > 1 else None,
         "state": state,
+        "provisional": provisional,
     }
 
 
@@ -127,7 +133,8 @@ def run_picker(request: HttpRequest) -> HttpResponse:
     runs = answer["runs"]
     context: dict[str, Any] = {
         **answer,
-        "indexing": any(run.get("state") in ("pending", "updating") for run in runs),
+        "indexing": answer["provisional"]
+        or any(run.get("state") in ("pending", "updating") for run in runs),
         "sort": sort,
         "order": order,
         "readings": READINGS,
@@ -160,6 +167,7 @@ def _next_order(key: str, sort: str, order: str) -> str:
 def api_runs(request: HttpRequest) -> HttpResponse:
     answer = picker(request)
     answer.pop("state")
+    answer.pop("provisional")
     answer["runs"] = [_twin_row(run) for run in answer["runs"]]
     return json_response(answer)
 

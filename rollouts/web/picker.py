@@ -41,6 +41,7 @@ SPARK_STEPS = 30  # the last steps a run's sparkline draws
 REQUEST_BUDGET_S = 0.25  # what one picker request spends reading the shown runs' entries
 BUSY_RETRY_S = 0.5  # a run with a step another process is indexing: asked again after this
 ASKED_KEEP_S = 60.0  # a run whose pages were asked for stays first in line this long
+ASKED_KEPT = 1000  # the most such runs remembered (a page under any name counts: a 404 too)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +109,10 @@ class PickerRows:
     def asked(self, name: str) -> None:
         """A request for one of the run's pages: its row is made first (now, if it is queued)."""
         with self._lock:
+            self._asked.pop(name, None)  # the most recent last
             self._asked[name] = time.monotonic()
+            while len(self._asked) > ASKED_KEPT:
+                del self._asked[next(iter(self._asked))]
             queued = self._queued.get(name)
         if queued is not None:
             self._indexer.rerank(queued[0], (0, -queued[1]))

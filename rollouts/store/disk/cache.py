@@ -67,6 +67,21 @@ def served_roots() -> tuple[str, ...]:
     return tuple(str(root) for root in _served)
 
 
+_resolved_roots: dict[str, Path] = {}
+
+
+def _resolved(root: Path | str) -> Path:
+    """A protected directory resolved once a process, as `protect` does: a pool process is
+    handed every served run's with each step it decodes."""
+    key = str(root)
+    if not os.path.isabs(key):  # relative to the working directory, which may change
+        return Path(key).resolve()
+    found = _resolved_roots.get(key)
+    if found is None:
+        found = _resolved_roots[key] = Path(key).resolve()
+    return found
+
+
 def _warn_once(directory: Path, why: str) -> None:
     with _warned_lock:
         if (str(directory), why) in _warned:
@@ -120,7 +135,7 @@ class DiskCache:
     def __init__(self, directory: Path | str, protected: Iterable[Path | str] = ()) -> None:
         self.directory = Path(directory).expanduser()
         # Besides every data directory this process serves (`protect`).
-        self.protected = {Path(p).resolve() for p in protected}
+        self.protected = {_resolved(p) for p in protected}
 
     def refuses(self, data_root: Path) -> str | None:
         """Why this cache may not serve `data_root` (it lies inside it), or None."""
@@ -155,11 +170,11 @@ class DiskCache:
         return why is None
 
     def _inside_data(self, path: Path) -> str | None:
-        # The path and each folder above it looked up (a thousand served runs: a few lookups,
-        # not a thousand comparisons).
-        for folder in (path, *path.parents):
-            if folder in _served or folder in self.protected:
-                return "it is inside a data directory, which the viewer never writes"
+        # Whether `path` or a parent of it is a data directory: a lookup per parent, not a
+        # comparison with each of the (with a folder of runs, a thousand) data directories.
+        ancestors = {path, *path.parents}
+        if not ancestors.isdisjoint(_served) or not ancestors.isdisjoint(self.protected):
+            return "it is inside a data directory, which the viewer never writes"
         return None
 
     def _open_directory(self, create: bool) -> int | None:

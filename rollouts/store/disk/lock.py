@@ -70,8 +70,14 @@ def try_lock(dir_fd: int, name: str) -> EntryLock | None:
         except OSError:  # read-only, full: index without a lock, as if alone
             os.close(dir_fd)
             return UNLOCKED
-        with os.fdopen(fd, "w") as f:
-            f.write(owner)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(owner)
+        except OSError:  # full: no empty lock left for the others to wait on
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=dir_fd)
+            os.close(dir_fd)
+            return UNLOCKED
         return EntryLock(dir_fd, name, owner)
     os.close(dir_fd)
     return None
@@ -87,11 +93,14 @@ def _abandoned(name: str, dir_fd: int) -> bool:
     """Whether the lock's owner is gone: its pid on this host, or it is older than STALE_S."""
     try:
         age = time.time() - os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mtime
+    except OSError:
+        return False  # removed meanwhile: try again
+    if age > STALE_S:  # whatever it says: its owner may have died before writing it
+        return True
+    try:
         host, pid, _ = _read_owner(name, dir_fd).split(" ")
     except (OSError, ValueError):
         return False  # removed meanwhile, or being written: try again later
-    if age > STALE_S:
-        return True
     if host != socket.gethostname() or not pid.isdigit() or not os.path.isdir("/proc/self"):
         return False
     return not os.path.exists(f"/proc/{pid}")  # its process is gone
