@@ -321,3 +321,18 @@ def test_a_page_sorted_by_rows_it_did_not_have_yet_is_not_done(client, served, m
     page = client.get(f"{PREFIX}/{query}").content.decode()
     assert rows_html(page) == truth or "data-indexing" in page
     assert [row["name"] for row in indexed(client, query)["runs"]] == truth
+
+
+def test_the_overlay_offers_the_20_most_recently_changed_runs_and_the_current_one(
+    folder, settings, tmp_path
+):
+    # A thousand runs' checkboxes (and a catalog each on every trends poll) help nobody: the
+    # trends overlay and compare offer the named runs, then the folder's newest, and this run.
+    named = write_run(tmp_path / "named", "kept", 0)
+    settings.ROLLOUTS_DATA_DIRS = {"kept": str(named)}
+    newest_first = sorted(NAMES, key=lambda name: AGE_MIN[name])
+    oldest = newest_first[-1]
+    offered = [name for name, _ in runs_module.overlay_runs(oldest)]
+    assert offered[0] == "kept"
+    assert offered[1:] == [oldest, *newest_first[:19]]
+    assert [name for name, _ in runs_module.overlay_runs(newest_first[3])][1:] == newest_first[:20]
