@@ -6,8 +6,8 @@ its first bucket's steps have the sizes and mtimes it was made from. A request t
 in memory; for the runs on the page it shows without one, it reads their compact entries in the
 disk cache (`store.runsummary`) for up to `REQUEST_BUDGET_S`; every other row is made by the
 one background `Indexer`: the runs a request asked for first, then the runs on the page shown,
-then the rest, the most recently changed first. Memory: one row a run (about 2 kB), whatever
-its steps; the steps' points are on disk, not kept.
+then the rest, the most recently changed first. Memory: one row a run (about 9 kB, most of it
+its reading), whatever its steps; the steps' points are on disk, not kept.
 """
 
 from __future__ import annotations

@@ -75,7 +75,8 @@ class Command(BaseCommand):
             "data_dirs",
             nargs="+",
             metavar="DATA_DIR",
-            help="directory of step files (several, or a folder of runs: one run each)",
+            help="directory of step files (several, or a folder of runs: one run each, listed"
+            " while serving)",
         )
         parser.add_argument(
             "--port", type=int, default=8080, help="port (default 8080; 0: any free one)"
