@@ -206,7 +206,11 @@ def _close_pool() -> None:
         pass
     with _pool_lock:
         if _pool is not None:
-            _pool.shutdown(wait=False, cancel_futures=True)
+            # Queued steps are dropped; the ones running finish (a step at most per process).
+            # Waiting here also lets the pool's own thread close its wake-up pipe before
+            # concurrent.futures' exit hook writes to it (in Python 3.11 a close at the same
+            # moment as that write printed "Bad file descriptor" at exit).
+            _pool.shutdown(wait=True, cancel_futures=True)
 
 
 # concurrent.futures stops every pool in a `threading` exit hook, which runs before `atexit`'s;
