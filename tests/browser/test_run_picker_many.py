@@ -11,6 +11,7 @@ those names and curves, not from what the server answered.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -19,8 +20,8 @@ from playwright.sync_api import Page, expect
 
 from tests.support.browser import Tab
 from tests.support.data import write_picker_runs
-from tests.support.servers import ServerProcess, get_json, run_visualize
-from tests.support.wait import wait_for
+from tests.support.demo_pages import every_reading_in
+from tests.support.servers import ServerProcess, run_visualize
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -32,13 +33,7 @@ GRPO = [name for name in NAMES if name.startswith("grpo-")]
 
 
 def all_read(server: ServerProcess) -> None:
-    wait_for(
-        lambda: get_json(server.url("/api/runs"))[1],
-        "every run's reading",
-        READ_WITHIN,
-        until=lambda data: data["done"],
-        interval=0.3,
-    )
+    every_reading_in(server, READ_WITHIN)
 
 
 @pytest.fixture(scope="module")
@@ -170,16 +165,24 @@ def test_the_filter_form_is_reached_and_named_from_the_keyboard(runs, tab: Tab):
     tab.assert_clean()
 
 
-def test_pending_rows_fill_in_without_a_reload(tab: Tab, tmp_path: Path):
+@contextmanager
+def cold_picker(tab: Tab, tmp_path: Path) -> Iterator[tuple[list[str], str]]:
+    """A cold server's first picker page in `tab`: the runs' names and the page as served."""
     parent = tmp_path / "runs"
     parent.mkdir()
     names = write_picker_runs(parent, 12, 4, steps=6)
-    page = tab.page
     with run_visualize(parent) as server:
-        response = page.goto(server.url("/"))  # the cold server's first picker request
+        response = tab.page.goto(server.url("/"))  # the cold server's first picker request
         assert response is not None and response.status == 200
         served = response.text()
-        assert "rv-run-pending" in served and "still being read" in served
+        assert "rv-run-pending" in served
+        yield names, served
+
+
+def test_pending_rows_fill_in_without_a_reload(tab: Tab, tmp_path: Path):
+    page = tab.page
+    with cold_picker(tab, tmp_path) as (names, served):
+        assert "still being read" in served
         page.evaluate("document.documentElement.dataset.sameDocument = 'yes'")
         pending = page.locator("#rv-runs tr.rv-run-pending")
         expect(pending).to_have_count(0, timeout=READ_WITHIN * 1000)
@@ -200,13 +203,8 @@ def test_pending_rows_fill_in_without_a_reload(tab: Tab, tmp_path: Path):
 
 
 def test_a_refresh_of_the_rows_keeps_the_keyboard_focus(tab: Tab, tmp_path: Path):
-    parent = tmp_path / "runs"
-    parent.mkdir()
-    names = write_picker_runs(parent, 12, 4, steps=6)
     page = tab.page
-    with run_visualize(parent) as server:
-        response = page.goto(server.url("/"))  # the cold server's first picker request
-        assert response is not None and "rv-run-pending" in response.text()
+    with cold_picker(tab, tmp_path) as (names, _):
         # A keyboard user on the third row's link while the rows are read in.
         link = page.locator(f'#rv-runs tr[data-run="{names[2]}"] a.rv-run')
         link.focus()

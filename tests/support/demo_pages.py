@@ -74,11 +74,16 @@ def picker_viewer(parent: Path) -> Iterator[ServerProcess]:
     parent.mkdir(parents=True, exist_ok=True)
     write_picker_runs(parent, 55, 5)
     with run_visualize(parent) as server:
-        wait_for(
-            lambda: get_json(server.url("/api/runs"))[1],
-            "every run's reading",
-            PICKER_READ_WITHIN,
-            until=lambda data: data["done"],
-            interval=0.3,
-        )
+        every_reading_in(server, PICKER_READ_WITHIN)
         yield server
+
+
+def every_reading_in(server: ServerProcess, within: float) -> None:
+    """Wait (at most `within` seconds) until the run picker's `api/runs` says `done`."""
+    wait_for(
+        lambda: get_json(server.url("/api/runs"))[1],
+        "every run's reading",
+        within,
+        until=lambda data: data["done"],
+        interval=0.3,
+    )

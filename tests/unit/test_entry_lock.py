@@ -23,6 +23,7 @@ import pytest
 from rollouts.store import FileIdentity, StepIndex
 from rollouts.store.disk import lock as lock_module
 from rollouts.store.disk.cache import DiskCache
+from rollouts.store.disk.lock import EntryLock
 from rollouts.store.history import decode_step, decode_step_unless_busy
 from rollouts.store.reading import metrics_of
 from rollouts.store.stats import step_stats
@@ -144,6 +145,16 @@ def owner_of(lock_file: Path) -> list[str]:
     return lock_file.read_text().split(" ")
 
 
+def take_over_when_stale(cache: DiskCache, step: Path, lock_file: Path) -> EntryLock:
+    """Age the held lock past STALE_S: this process takes it over and it says so."""
+    old = time.time() - lock_module.STALE_S - 60
+    os.utime(lock_file, (old, old))
+    held = cache.try_lock(step)
+    assert held is not None
+    assert owner_of(lock_file)[1] == str(os.getpid())
+    return held
+
+
 def test_a_lock_a_live_process_holds_is_respected_until_it_releases_it(children, cache_dir, step):
     cache = DiskCache(cache_dir)
     child = holder(children, cache_dir, step)
@@ -179,11 +190,7 @@ def test_a_lock_older_than_stale_s_is_taken_over_even_from_a_live_process(
     child = holder(children, cache_dir, step)
     lock_file = cache_dir / lock_name(step)
     assert cache.try_lock(step) is None
-    old = time.time() - lock_module.STALE_S - 60
-    os.utime(lock_file, (old, old))
-    held = cache.try_lock(step)
-    assert held is not None
-    assert owner_of(lock_file)[1] == str(os.getpid())
+    held = take_over_when_stale(cache, step, lock_file)
     # The child's release finds the lock is no longer its own: it leaves ours in place.
     child.tell()
     assert child.said() == "released"
@@ -279,12 +286,7 @@ def test_a_lock_that_says_no_owner_is_respected_while_fresh_and_taken_over_once_
     lock_file = cache_dir / lock_name(step)
     lock_file.write_text(content)
     assert cache.try_lock(step) is None  # perhaps being written this very moment
-    old = time.time() - lock_module.STALE_S - 60
-    os.utime(lock_file, (old, old))
-    held = cache.try_lock(step)
-    assert held is not None
-    assert owner_of(lock_file)[1] == str(os.getpid())
-    held.release()
+    take_over_when_stale(cache, step, lock_file).release()
 
 
 def test_a_disk_too_full_to_write_the_lock_indexes_without_one_and_leaves_none(
