@@ -211,6 +211,20 @@ def _close_pool() -> None:
             # concurrent.futures' exit hook writes to it (in Python 3.11 a close at the same
             # moment as that write printed "Bad file descriptor" at exit).
             _pool.shutdown(wait=True, cancel_futures=True)
+            _stop_resource_tracker()
+
+
+def _stop_resource_tracker() -> None:
+    """Stop (and reap) the process multiprocessing starts beside a spawned pool to track its
+    semaphores. Left to exit on its own when this process has gone, it would be nobody's child
+    for a moment: a zombie the server leaves behind. `_stop` is the standard library's own
+    way of ending it (private, so looked up, and skipped if a Python lacks it)."""
+    from multiprocessing import resource_tracker
+
+    stop = getattr(getattr(resource_tracker, "_resource_tracker", None), "_stop", None)
+    if stop is not None:
+        with contextlib.suppress(OSError, ChildProcessError):
+            stop()
 
 
 # concurrent.futures stops every pool in a `threading` exit hook, which runs before `atexit`'s;

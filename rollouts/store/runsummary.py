@@ -24,7 +24,7 @@ from .catalog import Catalog
 from .disk import DiskCache, served_roots
 from .errors import StoreError, unreadable
 from .files import FileIdentity, StepFile
-from .history import Point, decode_step_unless_busy
+from .history import POOL_MIN_STEPS, Point, decode_step_unless_busy
 from .indexer import is_exiting, reset_pool, shared_pool, submitting
 from .reading import metrics_of
 
@@ -194,7 +194,8 @@ def _decode(
 ) -> list[tuple[StepFile, Outcome]]:
     if not missing:
         return []
-    pool = shared_pool(processes) if len(missing) > 1 else None
+    # As a history does: a few steps are decoded here, without starting the pool's processes.
+    pool = shared_pool(processes) if len(missing) >= POOL_MIN_STEPS else None
     outcomes: list[tuple[StepFile, Outcome]] = []
     if pool is not None:
         futures = {}

@@ -262,6 +262,24 @@ def test_relax_data_dirs_serves_several_runs_under_gunicorn(tmp_path: Path) -> N
         assert status == 404 and json.loads(raw)["ok"] is False
 
 
+def test_a_folder_of_runs_indexed_on_the_pool_leaves_no_process_behind(tmp_path: Path) -> None:
+    # Runs of more steps than POOL_MIN_STEPS: the picker's indexing starts the pool's processes
+    # (and multiprocessing's semaphore tracker beside them); stopped at once, the worker must
+    # reap them all, or they outlive it as zombies (run_gunicorn fails on any left behind).
+    for name in ("a", "b", "c"):
+        write_demo(tmp_path / "runs" / name, train_steps=12, samples_per_step=4)
+    env = gunicorn_env(RELAX_RUNS_DIR=str(tmp_path / "runs"), RELAX_INDEX_PROCESSES="2")
+    with run_gunicorn(tmp_path, [*GUNICORN, "relax_site.wsgi"], env) as server:
+        status, _, body = fetch(server, "/")
+        assert status == 200 and body.count(b'class="rv-run"') == 3
+        wait_for(
+            lambda: json.loads(fetch(server, "/api/runs")[2]),
+            "the runs read on the pool",
+            60,
+            until=lambda answer: answer["done"],
+        )
+
+
 def test_a_missing_data_dir_under_gunicorn_is_503_not_a_made_up_bucket(tmp_path: Path) -> None:
     env = gunicorn_env(RELAX_DATA_DIR=str(tmp_path / "not-yet"))
     with run_gunicorn(tmp_path, [*GUNICORN, "relax_site.wsgi"], env) as server:
