@@ -131,10 +131,7 @@ class History:
         point = self._points.get(step.filename)
         failure = self._failed.get(step.filename)
         identity = point.identity if point is not None else failure[0] if failure else None
-        return identity is not None and (identity.size, identity.mtime_ns) == (
-            step.size_bytes,
-            step.mtime_ns,
-        )
+        return is_current(identity, step)
 
     def _work(self) -> None:
         while True:
@@ -177,21 +174,13 @@ class History:
     def _fail(self, step: StepFile, exc: BaseException) -> None:
         logger.warning("could not index %s/%s: %s", self.bucket, step.filename, exc)
         identity = FileIdentity(0, 0, step.size_bytes, step.mtime_ns)
-        # Shown to clients: the store's own messages name the step; anything else (an OSError
-        # holds the absolute path) is said in words of ours.
-        if isinstance(exc, OSError):
-            exc = unreadable(f"{self.bucket}/{step.filename}", exc)
-        message = (
-            str(exc)
-            if isinstance(exc, StoreError)
-            else f"could not be indexed ({type(exc).__name__})"
-        )
+        message = failure_message(self._name(step), exc)
         with self._lock:
             self._failed[step.filename] = (identity, message)
 
     def _index_shared(self, step: StepFile) -> Point:
         index = self.catalog.open_step(self.bucket, step.filename)
-        return _point(step, index.identity, self.catalog.stats(index))
+        return point_of(step, index.identity, self.catalog.stats(index))
 
     def _index_from_disk(self, step: StepFile) -> Point | None:
         disk = self.catalog.disk
@@ -202,7 +191,7 @@ class History:
         stats = disk.load_stats(path, identity)
         if stats is not None and not self.catalog.judged_by_rules(stats):
             return self._index_shared(step)  # other flag thresholds: the columns re-judged
-        return _point(step, identity, stats) if stats is not None else None
+        return point_of(step, identity, stats) if stats is not None else None
 
     def _decode(self, steps: list[StepFile]) -> None:
         """Read and decode steps the disk cache did not have: on a few processes when there
@@ -246,7 +235,9 @@ class History:
 
     def _decode_here(self, step: StepFile, path: Path, disk: str | None) -> Point:
         rules = self.catalog.flag_rules.as_dict()
-        return _point(step, *decode_step(str(path), self._name(step), disk, served_roots(), rules))
+        return point_of(
+            step, *decode_step(str(path), self._name(step), disk, served_roots(), rules)
+        )
 
     def _name(self, step: StepFile) -> str:
         return f"{self.bucket}/{step.filename}"
@@ -261,7 +252,7 @@ class History:
             self._fail(step, exc)
             return
         identity, stats = future.result()
-        self._store(step, _point(step, identity, stats))
+        self._store(step, point_of(step, identity, stats))
 
 
 def decode_step(
@@ -307,7 +298,7 @@ def decode_step_unless_busy(
     try:
         # Another process may have indexed it since the caller looked for its entry (waited
         # for here, or done between that look and this lock): its entry, if still current.
-        found = _current_entry(cache, Path(path), rules) if cache is not None else None
+        found = current_entry(cache, Path(path), rules) if cache is not None else None
         if found is not None:
             return found
         index = StepIndex.build(Path(path), name)
@@ -328,7 +319,7 @@ def _disk_cache(disk: str, protected: tuple[str, ...]) -> DiskCache:
     return DiskCache(disk, protected)
 
 
-def _current_entry(
+def current_entry(
     cache: DiskCache, path: Path, rules: dict[str, Any] | None
 ) -> tuple[FileIdentity, dict[str, Any]] | None:
     identity = FileIdentity.of(os.stat(path))
@@ -339,5 +330,23 @@ def _current_entry(
     return identity, stats
 
 
-def _point(step: StepFile, identity: FileIdentity, stats: dict[str, Any]) -> Point:
+def is_current(identity: FileIdentity | None, step: StepFile) -> bool:
+    """Whether `identity` is the step's file as listed now (its size and mtime)."""
+    return identity is not None and (identity.size, identity.mtime_ns) == (
+        step.size_bytes,
+        step.mtime_ns,
+    )
+
+
+def failure_message(name: str, exc: BaseException) -> str:
+    """Why step `name` could not be indexed, as clients are shown it: the store's own messages
+    name the step; anything else (an OSError holds the absolute path) is said in words of ours."""
+    if isinstance(exc, OSError):
+        exc = unreadable(name, exc)
+    if isinstance(exc, StoreError):
+        return str(exc)
+    return f"could not be indexed ({type(exc).__name__})"
+
+
+def point_of(step: StepFile, identity: FileIdentity, stats: dict[str, Any]) -> Point:
     return Point(step.step, step.filename, identity.size, identity, metrics_of(stats))

@@ -10,7 +10,6 @@ comes from its own entry, or is decoded again (`run_points`).
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from concurrent.futures import as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -22,11 +21,18 @@ import msgspec
 
 from .catalog import Catalog
 from .disk import DiskCache, served_roots
-from .errors import StoreError, unreadable
+from .errors import StoreError
 from .files import FileIdentity, StepFile
-from .history import POOL_MIN_STEPS, Point, decode_step_unless_busy
+from .history import (
+    POOL_MIN_STEPS,
+    Point,
+    current_entry,
+    decode_step_unless_busy,
+    failure_message,
+    is_current,
+    point_of,
+)
 from .indexer import is_exiting, reset_pool, shared_pool, submitting
-from .reading import metrics_of
 
 logger = logging.getLogger("rollouts.store")
 
@@ -108,10 +114,7 @@ def entry_bytes(disk: DiskCache, data_dir: Path) -> int:
 
 def point_is_current(point: Point | None, step: StepFile) -> bool:
     """Whether `point` was computed from the step's file as it is now (its size and mtime)."""
-    return point is not None and (point.identity.size, point.identity.mtime_ns) == (
-        step.size_bytes,
-        step.mtime_ns,
-    )
+    return point is not None and is_current(point.identity, step)
 
 
 @dataclass(slots=True)
@@ -148,7 +151,7 @@ def run_points(
             path = catalog.step_path(bucket, step.filename)
             point = _from_entry(catalog, step, path)
         except (OSError, StoreError) as exc:
-            result.failed[step.filename] = _message(bucket, step, exc)
+            result.failed[step.filename] = failure_message(f"{bucket}/{step.filename}", exc)
             continue
         if point is not None:
             found[step.filename] = point
@@ -159,14 +162,11 @@ def run_points(
     args = (disk, served_roots(), catalog.flag_rules.as_dict())
     for step, outcome in _decode(bucket, missing, args, processes, pause):
         if isinstance(outcome, BaseException):
-            result.failed[step.filename] = _message(bucket, step, outcome)
+            result.failed[step.filename] = failure_message(f"{bucket}/{step.filename}", outcome)
         elif outcome is None:
             result.busy += 1
         else:
-            identity, stats = outcome
-            found[step.filename] = Point(
-                step.step, step.filename, identity.size, identity, metrics_of(stats)
-            )
+            found[step.filename] = point_of(step, *outcome)
             result.decoded += 1
     result.points = [found[s.filename] for s in steps if s.filename in found]
     return result
@@ -175,11 +175,8 @@ def run_points(
 def _from_entry(catalog: Catalog, step: StepFile, path: Path) -> Point | None:
     if catalog.disk is None:
         return None
-    identity = FileIdentity.of(os.stat(path))
-    stats = catalog.disk.load_stats(path, identity)
-    if stats is None or not catalog.judged_by_rules(stats):
-        return None
-    return Point(step.step, step.filename, identity.size, identity, metrics_of(stats))
+    found = current_entry(catalog.disk, path, catalog.flag_rules.as_dict())
+    return point_of(step, *found) if found is not None else None
 
 
 Outcome = tuple[FileIdentity, dict[str, Any]] | None | BaseException
@@ -234,13 +231,3 @@ def _decode(
             outcome = exc
         outcomes.append((step, outcome))
     return outcomes
-
-
-def _message(bucket: str, step: StepFile, exc: BaseException) -> str:
-    """Shown to clients: the store's own messages name the step; an OSError's would hold the
-    absolute path, so it is said in words of ours."""
-    if isinstance(exc, OSError):
-        exc = unreadable(f"{bucket}/{step.filename}", exc)
-    if isinstance(exc, StoreError):
-        return str(exc)
-    return f"could not be indexed ({type(exc).__name__})"

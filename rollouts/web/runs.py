@@ -65,14 +65,18 @@ def has_runs() -> bool:
 
 
 def listed_runs() -> list[ListedRun]:
-    """Every run served now: the named ones (ROLLOUTS_DATA_DIRS), then the folder's (a name
-    taken by a named run is the named run)."""
-    runs = [ListedRun(name, path, changed_ns(path)) for name, path in conf.DATA_DIRS.items()]
+    """Every run served now: the named ones (ROLLOUTS_DATA_DIRS), then the folder's."""
+    named = [ListedRun(name, path, changed_ns(path)) for name, path in conf.DATA_DIRS.items()]
+    return named + _folder_runs()
+
+
+def _folder_runs() -> list[ListedRun]:
+    """The folder's runs now, but for a name taken by a named run (that is the named run)."""
     folder = run_folder()
-    if folder is not None:
-        named = conf.DATA_DIRS
-        runs += [run for run in folder.listing() if run.name not in named]
-    return runs
+    if folder is None:
+        return []
+    named = conf.DATA_DIRS
+    return [run for run in folder.listing() if run.name not in named]
 
 
 OVERLAY_RUNS = 20  # the most runs of a folder that the trends overlay and compare offer
@@ -82,17 +86,12 @@ def overlay_runs(current: str | None) -> list[tuple[str, Path]]:
     """The runs a page of run `current` can set beside it (the trends overlay, compare):
     every named run in its order, then the folder's most recently changed, at most
     `OVERLAY_RUNS` of them, and `current` always."""
-    runs = list(conf.DATA_DIRS.items())
-    folder = run_folder()
-    if folder is not None:
-        named = conf.DATA_DIRS
-        listed = [run for run in folder.listing() if run.name not in named]
-        listed.sort(key=lambda run: run.changed_ns, reverse=True)
-        newest = listed[:OVERLAY_RUNS]
-        if current not in named and all(run.name != current for run in newest):
-            newest = [run for run in listed if run.name == current] + newest[:-1]
-        runs += [(run.name, run.data_dir) for run in newest]
-    return runs
+    named = conf.DATA_DIRS
+    listed = sorted(_folder_runs(), key=lambda run: run.changed_ns, reverse=True)
+    newest = listed[:OVERLAY_RUNS]
+    if current not in named and all(run.name != current for run in newest):
+        newest = [run for run in listed if run.name == current] + newest[:-1]
+    return [*named.items(), *((run.name, run.data_dir) for run in newest)]
 
 
 def gone_runs() -> list[str]:
